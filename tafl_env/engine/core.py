@@ -1,0 +1,510 @@
+"""The vectorised rules engine: move generation, move application, captures and game end.
+
+One :class:`Engine` per ``RuleSet`` holds the static tables; all game state lives in a
+:class:`~tafl_env.engine.state.State` of B games that the engine's methods read and update with
+array operations over the whole batch (no Python loop over games, squares or pieces).
+
+Move generation in one paragraph: for every row and column the engine packs the empty squares into
+an N-bit integer, in both orientations. Shifting a square's line so that its first neighbour in
+direction d is bit 0, the run of trailing ones (``x & ~(x + 1)``) is the set of squares it can
+slide to; bit k-1 stands for distance k, which is already the action layout
+``action = (sq*4 + d)*(N-1) + (k-1)``. One table lookup then removes what the piece may not do
+(restricted squares, one-square moves, pieces of the other side). The result, ``State.moves``, is a
+(B, S, 4) array of small ints: the full legal mask in packed form, cached for the side to move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import IllegalMoveError, InvalidPositionError
+from ..notation import (COMMANDER, EMPTY, KING, KNIGHT, NUM_CODES, OFFBOARD, format_position,
+                        parse_position, square_name)
+from ..rules import RuleSet, SIDES, side_index
+from .state import (ATTACKER_WINS, DEFENDER_WINS, DRAW, ENCIRCLED, ESCAPED, KING_CAPTURED,
+                    NO_MOVES, NO_WINNER, REPETITION, RUNNING, TRUNCATED, State)
+from .tables import (IS_ATTACKER, IS_CUSTODIAL_VICTIM, IS_DEFENDER, IS_PLAIN_SOLDIER, OPPOSITE,
+                     SIDE_OF, Tables)
+
+
+@dataclass
+class StepInfo:
+    """What a batched step did, per game of the batch.
+
+    ``captured`` is (B, 6): the knight-jumped square, the custodial captures north, east, south,
+    west of the landing square, then the king (RULES §6.7 order), ``S`` where nothing fell.
+    ``jump`` marks jumps; ``continuation`` marks moves made while a chain was pending;
+    ``turn_ended`` is False where a berserk chain is now pending.
+    """
+
+    captured: np.ndarray
+    jump: np.ndarray
+    continuation: np.ndarray
+    turn_ended: np.ndarray
+
+
+class Engine:
+    """The rules of one ``RuleSet``, applied to batches of games.
+
+    >>> from tafl_env.rules import make_rules
+    >>> eng = Engine(make_rules("historical_tablut"))
+    >>> st = eng.initial_state(batch_size=3)
+    >>> eng.count_legal(st).tolist()
+    [80, 80, 80]
+    """
+
+    def __init__(self, rules: RuleSet):
+        self.rules = rules
+        self.tables = t = Tables(rules)
+        self.n, self.s = t.n, t.s
+        self.num_actions = t.num_actions
+        self.pass_action = t.pass_action
+        self._start_board, self._start_king = self.parse_board(rules.layout)
+        self._bit_positions = np.arange(t.k, dtype=t.bits_dtype)
+
+    # --- positions ---------------------------------------------------------------------------
+
+    def parse_board(self, position: str) -> tuple[np.ndarray, int]:
+        """Position string → (board with sentinel, king square); RULES §6.6 checks included."""
+        t = self.tables
+        cells = parse_position(position, self.n)
+        kings = np.flatnonzero(cells == KING)
+        if len(kings) > 1:
+            raise InvalidPositionError(
+                f"position {position!r} has {len(kings)} kings ({', '.join(square_name(int(k), self.n) for k in kings)}); at most one is allowed"
+            )
+        bad = np.flatnonzero((cells != EMPTY) & (cells != KING) & t.restricted[: self.s])
+        if len(bad):
+            raise InvalidPositionError(
+                f"position {position!r} has a non-king piece on the restricted square "
+                f"{square_name(int(bad[0]), self.n)}"
+            )
+        board = np.empty(self.s + 1, dtype=np.int8)
+        board[: self.s] = cells
+        board[self.s] = OFFBOARD
+        return board, (int(kings[0]) if len(kings) else self.s)
+
+    def initial_state(self, batch_size: int = 1, position: str | None = None,
+                      to_move: str | int | None = None) -> State:
+        """B fresh games from the variant's start, or from ``position`` (a fresh ``Q0``)."""
+        if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+        b = int(batch_size)
+        if position is None:
+            board, king = self._start_board, self._start_king
+        else:
+            board, king = self.parse_board(position)
+        side = self.rules.first_side if to_move is None else side_index(to_move)
+        t = self.tables
+        cap = (self.rules.max_turns or 256) + 1
+        st = State(
+            board=np.tile(board, (b, 1)),
+            to_move=np.full(b, side, dtype=np.int8),
+            start_side=np.full(b, side, dtype=np.int8),
+            king_sq=np.full(b, king, dtype=np.intp),
+            chain=np.full(b, -1, dtype=np.intp),
+            turn=np.zeros(b, dtype=np.int32),
+            key=np.zeros(b, dtype=np.uint64),
+            history=np.zeros((b, cap), dtype=np.uint64),
+            last_irreversible=np.zeros(b, dtype=np.int32),
+            moves=np.zeros((b, self.s, 4), dtype=t.bits_dtype),
+            winner=np.full(b, NO_WINNER, dtype=np.int8),
+            reason=np.zeros(b, dtype=np.int8),
+        )
+        st.key[:] = self.full_key(st.board, st.to_move)
+        st.history[:, 0] = st.key
+        st.moves[:] = self._packed_moves(st.board, st.to_move)
+        self._judge_no_moves(st, np.arange(b))
+        return st
+
+    def full_key(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
+        """Zobrist key of board + side to move, computed from scratch (the step updates it)."""
+        t = self.tables
+        keys = t.zobrist[board.astype(np.intp), np.arange(self.s + 1)]
+        k = np.bitwise_xor.reduce(keys, axis=1)
+        return k ^ np.where(to_move == 1, t.side_key, np.uint64(0))
+
+    def position(self, state: State, game: int = 0) -> str:
+        return format_position(state.board[game], self.n)
+
+    # --- move generation ---------------------------------------------------------------------
+
+    def _line_bits(self, cells: np.ndarray) -> np.ndarray:
+        """(R, 4N) bit masks of empty squares per column/row, plain and reversed."""
+        t = self.tables
+        r, n = cells.shape[0], self.n
+        empty = (cells == EMPTY).reshape(r, n, n).view(np.uint8)
+        cols = np.matmul(t.line_weights.T, empty)            # (R, 2, N): columns, bit = rank
+        rows = np.matmul(empty, t.line_weights)              # (R, N, 2): rows, bit = file
+        return np.concatenate([cols.reshape(r, 2 * n), rows.transpose(0, 2, 1).reshape(r, 2 * n)],
+                              axis=1).astype(t.bits_dtype, copy=False)
+
+    def _packed_moves(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
+        """(R, S, 4) packed legal moves (slides and jumps) of the side to move."""
+        t = self.tables
+        cells = board[:, : self.s]
+        x = self._line_bits(cells)[:, t.line_index] >> t.line_shift
+        x &= ~(x + 1)
+        sel = (to_move.astype(np.intp)[:, None] * NUM_CODES + cells) * self.s + t.sq_index
+        x &= t.allowed_flat[sel]
+        if self.rules.jumps:
+            x |= self._jump_bits(board, to_move)
+        return x
+
+    def _jump_bits(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
+        """Jumps (RULES §5) as bit 1 (distance 2): over one adjacent enemy soldier onto an empty square."""
+        t = self.tables
+        cells = board[:, : self.s]
+        own = SIDE_OF[cells] == to_move[:, None]
+        jumper = t.jumper[cells] & own
+        out = np.zeros((cells.shape[0], self.s, 4), dtype=t.bits_dtype)
+        rows, sqs = np.nonzero(jumper)
+        if len(rows):
+            p1 = board[rows[:, None], t.nbr1[sqs]]
+            n2 = t.nbr2[sqs]
+            p2 = board[rows[:, None], n2]
+            ok = (IS_PLAIN_SOLDIER[p1] & (SIDE_OF[p1] != to_move[rows, None]) & (p2 == EMPTY)
+                  & t.jump_land_ok[cells[rows, sqs][:, None], n2])
+            out[rows, sqs] = ok.astype(t.bits_dtype) << 1
+        return out
+
+    def legal_action_mask(self, state: State) -> np.ndarray:
+        """(B, num_actions) int8 0/1: exactly the legal actions (all 0 for finished games)."""
+        b = len(state)
+        k = self.n - 1
+        raw = np.ascontiguousarray(state.moves).view(np.uint8).reshape(b, self.s, 4, -1)
+        bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., :k]
+        mask = np.empty((b, self.num_actions), dtype=np.int8)
+        mask[:, :-1] = bits.reshape(b, -1)
+        mask[:, -1] = state.chain >= 0
+        return mask
+
+    def count_legal(self, state: State) -> np.ndarray:
+        """(B,) number of legal actions (pass included)."""
+        b = len(state)
+        return (np.bitwise_count(state.moves).reshape(b, -1).sum(axis=1, dtype=np.int64)
+                + (state.chain >= 0))
+
+    def legal_actions(self, state: State, game: int = 0) -> np.ndarray:
+        """The legal action ids of one game, ascending."""
+        return np.flatnonzero(self.legal_action_mask(state.take(slice(game, game + 1)))[0])
+
+    def random_actions(self, state: State, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per game (−1 for finished games), without unpacking."""
+        b = len(state)
+        k = self.n - 1
+        flat = state.moves.reshape(b, -1)
+        counts = np.bitwise_count(flat)
+        cum = np.cumsum(counts, axis=1, dtype=np.int32)
+        moves_total = cum[:, -1]
+        total = moves_total + (state.chain >= 0)
+        r = (rng.random(b) * total).astype(np.int32)
+        idx = np.minimum((cum <= r[:, None]).sum(axis=1), flat.shape[1] - 1)
+        rows = np.arange(b)
+        within = r - (cum[rows, idx] - counts[rows, idx])
+        bits = (flat[rows, idx][:, None] >> self._bit_positions) & 1
+        kth = np.argmax(np.cumsum(bits, axis=1) > within[:, None], axis=1)
+        actions = idx.astype(np.int64) * k + kth
+        actions[r >= moves_total] = self.pass_action
+        actions[total == 0] = -1
+        return actions
+
+    # --- decoding ----------------------------------------------------------------------------
+
+    def decode(self, actions: np.ndarray):
+        """actions → (origin, direction, distance, target) arrays; pass/out-of-range not handled."""
+        k = self.n - 1
+        a = np.asarray(actions, dtype=np.intp)
+        sd, dist = np.divmod(a, k)
+        origin, d = np.divmod(sd, 4)
+        return origin, d, dist + 1, self.tables.dest[origin, d, dist]
+
+    def encode(self, origin: int, target: int) -> int:
+        """The action moving the piece on ``origin`` to ``target`` (a straight line)."""
+        n = self.n
+        dr, df = target // n - origin // n, target % n - origin % n
+        if (dr == 0) == (df == 0):
+            raise IllegalMoveError(
+                f"{square_name(origin, n)}-{square_name(target, n)} is not a straight orthogonal move"
+            )
+        d = (0 if dr > 0 else 2) if dr else (1 if df > 0 else 3)
+        return (origin * 4 + d) * (n - 1) + abs(dr or df) - 1
+
+    def check_legal(self, state: State, actions: np.ndarray) -> np.ndarray:
+        """(B,) bool: the action is legal (finished games: never)."""
+        a = np.asarray(actions)
+        in_range = (a >= 0) & (a < self.num_actions)
+        safe = np.where(in_range & (a != self.pass_action), a, 0)
+        origin, d, dist, _ = self.decode(safe)
+        bit = (state.moves[np.arange(len(a)), origin, d] >> (dist - 1).astype(state.moves.dtype)) & 1
+        return in_range & np.where(a == self.pass_action, state.chain >= 0, bit.astype(bool)) & ~state.done
+
+    def explain_illegal(self, state: State, game: int, action: int) -> str:
+        """Why ``action`` is not legal in game ``game`` (for error messages)."""
+        n = self.n
+        if state.reason[game] != RUNNING:
+            return "the game is over"
+        if not 0 <= action < self.num_actions:
+            return f"action {action} is out of range 0..{self.num_actions - 1}"
+        if action == self.pass_action:
+            return "pass is legal only to end a berserk chain"
+        origin, _, _, target = (int(v[0]) for v in self.decode(np.array([action])))
+        piece = int(state.board[game, origin])
+        side = SIDES[state.to_move[game]]
+        where = f"{square_name(origin, n)}"
+        if target >= self.s:
+            return f"the move leaves the board from {where}"
+        what = f"{where}-{square_name(target, n)}"
+        if state.chain[game] >= 0 and origin != state.chain[game]:
+            return (f"{what}: a berserk chain is pending; only the piece on "
+                    f"{square_name(int(state.chain[game]), n)} may move (or pass)")
+        if piece == EMPTY:
+            return f"{what}: there is no piece on {where}"
+        if SIDE_OF[piece] != state.to_move[game]:
+            return f"{what}: the piece on {where} is not the {side}'s"
+        if state.chain[game] >= 0:
+            return f"{what}: a berserk continuation must capture (or bring the king to a corner)"
+        return f"{what}: the path is blocked, the target is restricted, or the move is too long"
+
+    # --- applying actions --------------------------------------------------------------------
+
+    def step(self, state: State, actions) -> StepInfo:
+        """Apply one action per game, in place. Finished games are left as they are.
+
+        Every action is checked before anything changes: if any running game's action is illegal,
+        :class:`IllegalMoveError` names the first ones and the state is untouched.
+        """
+        t = self.tables
+        s = self.s
+        b = len(state)
+        a = np.asarray(actions)
+        if a.shape != (b,) or not np.issubdtype(a.dtype, np.integer):
+            raise IllegalMoveError(f"actions must be {b} integers (one per game), got shape {a.shape} of {a.dtype}")
+        a = a.astype(np.intp)
+        running = state.reason == RUNNING
+        legal = self.check_legal(state, a)
+        bad = np.flatnonzero(running & ~legal)
+        if len(bad):
+            shown = "; ".join(f"game {g}: action {int(a[g])}: {self.explain_illegal(state, g, int(a[g]))}"
+                              for g in bad[:3])
+            raise IllegalMoveError(f"illegal action(s): {shown}" + (" …" if len(bad) > 3 else ""))
+
+        captured = np.full((b, 6), s, dtype=np.intp)
+        is_jump = np.zeros(b, dtype=bool)
+        continuation = state.chain >= 0
+        is_pass = a == self.pass_action
+        mv = np.flatnonzero(running & ~is_pass)
+        turn_ends = running.copy()
+
+        if len(mv):
+            origin, d, dist, to = self.decode(a[mv])
+            board = state.board
+            piece = board[mv, origin]
+            side = state.to_move[mv]
+            enemy = (1 - side)[:, None]
+            board[mv, origin] = EMPTY
+            board[mv, to] = piece
+            key = state.key[mv] ^ t.zobrist[piece, origin] ^ t.zobrist[piece, to]
+            any_capture = np.zeros(len(mv), dtype=bool)
+
+            if self.rules.jumps:
+                mid = t.nbr1[origin, d]
+                jump = (dist == 2) & (board[mv, mid] != EMPTY)
+                is_jump[mv] = jump
+                knight = np.flatnonzero(jump & (piece == KNIGHT))
+                if len(knight):  # the knight's jump always captures the jumped soldier
+                    g, sq = mv[knight], mid[knight]
+                    key[knight] ^= t.zobrist[board[g, sq], sq]
+                    board[g, sq] = EMPTY
+                    captured[g, 0] = sq
+                    any_capture[knight] = True
+
+            # Custodial captures next to the landing square (RULES §3.3-3.5).
+            n1, n2 = t.nbr1[to], t.nbr2[to]
+            p1 = board[mv[:, None], n1]
+            p2 = board[mv[:, None], n2]
+            anvil = (t.capturer[p2] & (SIDE_OF[p2] == side[:, None])) | t.always_hostile[n2]
+            if self.rules.throne_hostile:
+                anvil |= t.is_throne[n2] & (p2 == EMPTY)
+            cap = IS_CUSTODIAL_VICTIM[p1] & (SIDE_OF[p1] == enemy) & anvil & t.capturer[piece][:, None]
+            if cap.any():
+                g, dirs = np.nonzero(cap)
+                key ^= np.bitwise_xor.reduce(np.where(cap, t.zobrist[p1, n1], np.uint64(0)), axis=1)
+                board[mv[g], n1[g, dirs]] = EMPTY
+                captured[mv, 1:5] = np.where(cap, n1, s)
+                any_capture |= cap.any(axis=1)
+
+            # The king: his own move updates his square and may escape; an attacker's move next
+            # to him may capture him (RULES §3.6, §5).
+            king_moved = piece == KING
+            ks = np.where(king_moved, to, state.king_sq[mv])
+            state.king_sq[mv] = ks
+            esc = king_moved & t.escape[to]
+            kc = self._king_captured(board, mv, piece, to, side, ks)
+            if kc.any():
+                g = mv[kc]
+                key[kc] ^= t.zobrist[KING, ks[kc]]
+                board[g, ks[kc]] = EMPTY
+                captured[g, 5] = ks[kc]
+                state.king_sq[g] = s
+                any_capture |= kc
+            state.key[mv] = key
+            self._finish(state, mv[kc], ATTACKER_WINS, KING_CAPTURED)
+            self._finish(state, mv[esc], DEFENDER_WINS, ESCAPED)
+
+            if self.rules.encirclement:
+                att = mv[(side == 0) & (state.reason[mv] == RUNNING)]
+                if len(att):
+                    self._finish(state, att[self._encircled(board[att])], ATTACKER_WINS, ENCIRCLED)
+
+            if any_capture.any():
+                state.last_irreversible[mv[any_capture]] = state.turn[mv[any_capture]] + 1
+            if self.rules.berserk:
+                chained = self._start_chains(state, mv, to, any_capture)
+                turn_ends[chained] = False
+
+        if is_pass.any():
+            state.chain[running & is_pass] = -1
+        self._end_turn(state, np.flatnonzero(turn_ends))
+        return StepInfo(captured=captured, jump=is_jump, continuation=continuation & running,
+                        turn_ended=turn_ends)
+
+    def _king_captured(self, board, mv, piece, to, side, ks) -> np.ndarray:
+        """(R,) bool: this attackers' move captures the king (RULES §3.6 and §5)."""
+        t = self.tables
+        s = self.s
+        kn = t.nbr1[ks]                                       # (R, 4); sentinel row when no king
+        adjacent = (kn == to[:, None]).any(axis=1) & (side == 0) & (ks < s)
+        result = np.zeros(len(mv), dtype=bool)
+        if not adjacent.any():
+            return result
+        r = np.flatnonzero(adjacent)
+        g, k, knr = mv[r], ks[r], kn[r]
+        pk = board[g[:, None], knr]
+        hostile = IS_ATTACKER[pk] | t.king_hostile[knr]
+        if self.rules.throne_hostile:
+            hostile |= t.is_throne[knr] & (pk == EMPTY)
+        captured = hostile.all(axis=1)
+        # The square beyond the king, seen from the moved piece.
+        d_mover = np.argmax(knr == to[r, None], axis=1)
+        opp = t.nbr1[k, OPPOSITE[d_mover]]
+        p_opp = board[g, opp]
+        if self.rules.king_capture == "tablut":
+            near_throne = (k == t.throne) | t.is_throne[knr].any(axis=1)
+            opp_hostile = IS_ATTACKER[p_opp] | t.always_hostile[opp]
+            if self.rules.throne_hostile:
+                opp_hostile |= t.is_throne[opp] & (p_opp == EMPTY)
+            captured = np.where(near_throne, captured, opp_hostile)
+        if self.rules.commander_sandwich:
+            sandwich = (piece[r] == COMMANDER) & ((p_opp == COMMANDER) | t.is_corner[opp])
+            if not self.rules.commander_capture_on_throne:
+                sandwich &= k != t.throne
+            captured |= sandwich
+        result[r] = captured
+        return result
+
+    def _encircled(self, board: np.ndarray) -> np.ndarray:
+        """(R,) bool: no defender can reach the edge through squares free of attackers (§3.7)."""
+        t = self.tables
+        r, n = board.shape[0], self.n
+        cells = board[:, : self.s].reshape(r, n, n)
+        open_rows = np.matmul((~IS_ATTACKER[cells]).view(np.uint8), t.row_weights)
+        def_rows = np.matmul(IS_DEFENDER[cells].view(np.uint8), t.row_weights)
+        reach = open_rows & t.edge_rows
+        found = (reach & def_rows).any(axis=1)
+        live = np.flatnonzero(~found)
+        encircled = np.zeros(r, dtype=bool)
+        x, o, dr = reach[live], open_rows[live], def_rows[live]
+        while len(live):
+            grown = x | (x << 1) | (x >> 1)
+            grown[:, 1:] |= x[:, :-1]
+            grown[:, :-1] |= x[:, 1:]
+            grown &= o
+            hit = (grown & dr).any(axis=1)
+            stuck = (grown == x).all(axis=1)
+            encircled[live[stuck & ~hit]] = True
+            keep = ~(hit | stuck)
+            live, x, o, dr = live[keep], grown[keep], o[keep], dr[keep]
+        return encircled
+
+    def _start_chains(self, state: State, mv: np.ndarray, to: np.ndarray,
+                      any_capture: np.ndarray) -> np.ndarray:
+        """Rows of ``mv`` where a berserk chain is now pending (RULES §5, §6.2)."""
+        return mv[:0]
+
+    def _finish(self, state: State, rows: np.ndarray, winner: int, reason: int) -> None:
+        """End the running games among ``rows`` with this winner and reason."""
+        if len(rows):
+            rows = rows[state.reason[rows] == RUNNING]
+            state.winner[rows] = winner
+            state.reason[rows] = reason
+
+    def _end_turn(self, state: State, rows: np.ndarray) -> None:
+        """Hand the move over and judge repetition, no legal move and the move cap (§6.1)."""
+        if not len(rows):
+            return
+        t = self.tables
+        state.turn[rows] += 1
+        state.to_move[rows] ^= 1
+        state.key[rows] ^= t.side_key
+        turn = state.turn[rows]
+        if turn.max() >= state.history.shape[1]:
+            state.grow_history(2 * state.history.shape[1])
+        state.history[rows, turn] = state.key[rows]
+        if self.rules.repetition != "ignore":
+            self._judge_repetition(state, rows[state.reason[rows] == RUNNING])
+        live = rows[state.reason[rows] == RUNNING]
+        state.moves[rows] = 0
+        if len(live):
+            state.moves[live] = self._packed_moves(state.board[live], state.to_move[live])
+            self._judge_no_moves(state, live)
+        if self.rules.max_turns is not None:
+            live = live[state.reason[live] == RUNNING]
+            self._finish(state, live[state.turn[live] >= self.rules.max_turns], DRAW, TRUNCATED)
+        state.moves[rows[state.reason[rows] != RUNNING]] = 0
+
+    def _judge_no_moves(self, state: State, rows: np.ndarray) -> None:
+        stuck = rows[~state.moves[rows].reshape(len(rows), -1).any(axis=1)
+                     & (state.chain[rows] < 0) & (state.reason[rows] == RUNNING)]
+        if len(stuck):
+            state.winner[stuck] = 1 - state.to_move[stuck]
+            state.reason[stuck] = NO_MOVES
+            state.moves[stuck] = 0
+
+    def _judge_repetition(self, state: State, rows: np.ndarray) -> None:
+        """Third occurrence of ``Qk`` ends the game; who began the repetition loses (§3.9, §6.4)."""
+        if not len(rows):
+            return
+        turn = state.turn[rows]
+        lo = int(state.last_irreversible[rows].min())
+        hi = int(turn.max()) + 1
+        window = state.history[rows, lo:hi]
+        cols = np.arange(lo, hi)
+        same = (window == state.key[rows, None]) & (cols >= state.last_irreversible[rows, None]) \
+            & (cols <= turn[:, None])
+        rep = np.flatnonzero(same.sum(axis=1) >= 3)
+        if not len(rep):
+            return
+        g = rows[rep]
+        k = turn[rep].astype(np.intp)
+        hist = state.history[g, :hi]
+        ar = np.arange(hi)
+        occ = (hist == state.key[g, None]) & (ar <= k[:, None])
+        j = np.argmax(np.cumsum(occ, axis=1) == 2, axis=1)          # second occurrence
+        p = k - j
+        # eq[i] = Q(i-1) == Q(i-1+p), for 1 <= i <= j
+        i = ar[1:]
+        prev = hist[:, i - 1]
+        later = np.take_along_axis(hist, np.minimum(i[None, :] - 1 + p[:, None], hi - 1), axis=1)
+        broken = (prev != later) & (i[None, :] <= j[:, None])
+        last_broken = np.where(broken.any(axis=1), hi - 1 - np.argmax(broken[:, ::-1], axis=1), 0)
+        s_turn = last_broken + 1
+        starter = state.start_side[g] ^ ((s_turn - 1) & 1).astype(np.int8)
+        if self.rules.repetition == "draw":
+            winner = np.full(len(g), DRAW, dtype=np.int8)
+        else:
+            winner = (1 - starter).astype(np.int8)
+        state.winner[g] = winner
+        state.reason[g] = REPETITION
