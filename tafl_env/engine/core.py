@@ -303,7 +303,6 @@ class Engine:
             board = state.board
             piece = board[mv, origin]
             side = state.to_move[mv]
-            enemy = (1 - side)[:, None]
             board[mv, origin] = EMPTY
             board[mv, to] = piece
             key = state.key[mv] ^ t.zobrist[piece, origin] ^ t.zobrist[piece, to]
@@ -321,14 +320,11 @@ class Engine:
                     captured[g, 0] = sq
                     any_capture[knight] = True
 
-            # Custodial captures next to the landing square (RULES §3.3-3.5).
-            n1, n2 = t.nbr1[to], t.nbr2[to]
-            p1 = board[mv[:, None], n1]
-            p2 = board[mv[:, None], n2]
-            anvil = (t.capturer[p2] & (SIDE_OF[p2] == side[:, None])) | t.always_hostile[n2]
-            if self.rules.throne_hostile:
-                anvil |= t.is_throne[n2] & (p2 == EMPTY)
-            cap = IS_CUSTODIAL_VICTIM[p1] & (SIDE_OF[p1] == enemy) & anvil & t.capturer[piece][:, None]
+            def look(squares: np.ndarray, rows=None) -> np.ndarray:
+                g = mv if rows is None else mv[rows]
+                return board[g[:, None], squares]
+
+            cap, n1, p1 = self._custodial(look, piece, side, to)
             if cap.any():
                 g, dirs = np.nonzero(cap)
                 key ^= np.bitwise_xor.reduce(np.where(cap, t.zobrist[p1, n1], np.uint64(0)), axis=1)
@@ -336,13 +332,13 @@ class Engine:
                 captured[mv, 1:5] = np.where(cap, n1, s)
                 any_capture |= cap.any(axis=1)
 
-            # The king: his own move updates his square and may escape; an attacker's move next
-            # to him may capture him (RULES §3.6, §5).
+            # The king: his own move updates his square and may escape; an attackers' move next
+            # to him may capture him.
             king_moved = piece == KING
             ks = np.where(king_moved, to, state.king_sq[mv])
             state.king_sq[mv] = ks
             esc = king_moved & t.escape[to]
-            kc = self._king_captured(board, mv, piece, to, side, ks)
+            kc = self._king_captured(look, piece, to, side, ks)
             if kc.any():
                 g = mv[kc]
                 key[kc] ^= t.zobrist[KING, ks[kc]]
@@ -362,27 +358,45 @@ class Engine:
             if any_capture.any():
                 state.last_irreversible[mv[any_capture]] = state.turn[mv[any_capture]] + 1
             if self.rules.berserk:
-                chained = self._start_chains(state, mv, to, any_capture)
-                turn_ends[chained] = False
+                sel = any_capture & (state.reason[mv] == RUNNING)
+                if sel.any():
+                    chained = self._start_chains(state, mv[sel], to[sel], piece[sel], side[sel])
+                    turn_ends[chained] = False
 
-        if is_pass.any():
-            state.chain[running & is_pass] = -1
         self._end_turn(state, np.flatnonzero(turn_ends))
         return StepInfo(captured=captured, jump=is_jump, continuation=continuation & running,
                         turn_ended=turn_ends)
 
-    def _king_captured(self, board, mv, piece, to, side, ks) -> np.ndarray:
-        """(R,) bool: this attackers' move captures the king (RULES §3.6 and §5)."""
+    # --- captures: one definition for played and for hypothetical moves ----------------------
+    #
+    # ``look(squares)`` returns the piece codes on ``squares`` (shape (M, …)) of the board as it
+    # stands after the move, so the same functions judge a move that was made (a plain lookup)
+    # and a berserk continuation that is only being considered (a lookup with the move overlaid).
+
+    def _custodial(self, look, piece, side, to):
+        """(M, 4) custodial captures next to ``to`` (RULES §3.3-3.5), with the squares and codes."""
+        t = self.tables
+        n1, n2 = t.nbr1[to], t.nbr2[to]
+        p1, p2 = look(n1), look(n2)
+        anvil = (t.capturer[p2] & (SIDE_OF[p2] == side[:, None])) | t.always_hostile[n2]
+        if self.rules.throne_hostile:
+            anvil |= t.is_throne[n2] & (p2 == EMPTY)
+        cap = (IS_CUSTODIAL_VICTIM[p1] & (SIDE_OF[p1] == (1 - side)[:, None]) & anvil
+               & t.capturer[piece][:, None])
+        return cap, n1, p1
+
+    def _king_captured(self, look, piece, to, side, ks) -> np.ndarray:
+        """(M,) bool: this attackers' move to ``to`` captures the king on ``ks`` (§3.6, §5)."""
         t = self.tables
         s = self.s
-        kn = t.nbr1[ks]                                       # (R, 4); sentinel row when no king
+        kn = t.nbr1[ks]                                       # (M, 4); sentinel row when no king
         adjacent = (kn == to[:, None]).any(axis=1) & (side == 0) & (ks < s)
-        result = np.zeros(len(mv), dtype=bool)
+        result = np.zeros(len(to), dtype=bool)
         if not adjacent.any():
             return result
         r = np.flatnonzero(adjacent)
-        g, k, knr = mv[r], ks[r], kn[r]
-        pk = board[g[:, None], knr]
+        k, knr = ks[r], kn[r]
+        pk = look(knr, r)
         hostile = IS_ATTACKER[pk] | t.king_hostile[knr]
         if self.rules.throne_hostile:
             hostile |= t.is_throne[knr] & (pk == EMPTY)
@@ -390,7 +404,7 @@ class Engine:
         # The square beyond the king, seen from the moved piece.
         d_mover = np.argmax(knr == to[r, None], axis=1)
         opp = t.nbr1[k, OPPOSITE[d_mover]]
-        p_opp = board[g, opp]
+        p_opp = look(opp[:, None], r)[:, 0]
         if self.rules.king_capture == "tablut":
             near_throne = (k == t.throne) | t.is_throne[knr].any(axis=1)
             opp_hostile = IS_ATTACKER[p_opp] | t.always_hostile[opp]
@@ -429,10 +443,55 @@ class Engine:
             live, x, o, dr = live[keep], grown[keep], o[keep], dr[keep]
         return encircled
 
-    def _start_chains(self, state: State, mv: np.ndarray, to: np.ndarray,
-                      any_capture: np.ndarray) -> np.ndarray:
-        """Rows of ``mv`` where a berserk chain is now pending (RULES §5, §6.2)."""
-        return mv[:0]
+    def _start_chains(self, state: State, rows: np.ndarray, square: np.ndarray, piece: np.ndarray,
+                      side: np.ndarray) -> np.ndarray:
+        """Open berserk chains where the piece that just captured can capture again (§5, §6.2).
+
+        The continuation mask holds only that piece's moves that capture (a custodial capture,
+        the knight's jump, the king) or, for the king, reach an escape square. Returns the rows
+        where a chain is now pending; their ``moves`` and ``chain`` are set.
+        """
+        t = self.tables
+        board = state.board
+        r = len(rows)
+        x = self._line_bits(board[rows, : self.s])[np.arange(r)[:, None], t.line_index[square]]
+        x >>= t.line_shift[square]
+        x &= ~(x + 1)
+        x &= t.allowed_flat[(side.astype(np.intp) * NUM_CODES + piece) * self.s + square]
+        if self.rules.jumps:
+            n2 = t.nbr2[square]
+            p1 = board[rows[:, None], t.nbr1[square]]
+            p2 = board[rows[:, None], n2]
+            ok = (t.jumper[piece][:, None] & IS_PLAIN_SOLDIER[p1] & (SIDE_OF[p1] != side[:, None])
+                  & (p2 == EMPTY) & t.jump_land_ok[piece[:, None], n2])
+            x |= ok.astype(x.dtype) << 1
+        ri, di, ki = np.nonzero((x[:, :, None] >> self._bit_positions) & 1)
+        if not len(ri):
+            return rows[:0]
+        # One hypothetical move per candidate: the piece leaves `org` and lands on `land`.
+        g, pc, sd, org = rows[ri], piece[ri], side[ri], square[ri]
+        land = t.dest[org, di, ki]
+        mid = t.nbr1[org, di]
+        knight_cap = (ki == 1) & (board[g, mid] != EMPTY) & (pc == KNIGHT)
+
+        def look(squares: np.ndarray, sub=None) -> np.ndarray:
+            sel = slice(None) if sub is None else sub
+            v = board[g[sel][:, None], squares]
+            v = np.where(squares == org[sel][:, None], EMPTY, v)
+            v = np.where(squares == land[sel][:, None], pc[sel][:, None], v)
+            return np.where(knight_cap[sel][:, None] & (squares == mid[sel][:, None]), EMPTY, v)
+
+        cap, _, _ = self._custodial(look, pc, sd, land)
+        good = knight_cap | cap.any(axis=1) | ((pc == KING) & t.escape[land])
+        good |= self._king_captured(look, pc, land, sd, state.king_sq[g])
+        cont = np.zeros((r, 4), dtype=x.dtype)
+        np.bitwise_or.at(cont, (ri[good], di[good]), (1 << ki[good]).astype(x.dtype))
+        pending = np.flatnonzero(cont.any(axis=1))
+        chained = rows[pending]
+        state.moves[chained] = 0
+        state.moves[chained, square[pending]] = cont[pending]
+        state.chain[chained] = square[pending]
+        return chained
 
     def _finish(self, state: State, rows: np.ndarray, winner: int, reason: int) -> None:
         """End the running games among ``rows`` with this winner and reason."""
@@ -446,6 +505,7 @@ class Engine:
         if not len(rows):
             return
         t = self.tables
+        state.chain[rows] = -1
         state.turn[rows] += 1
         state.to_move[rows] ^= 1
         state.key[rows] ^= t.side_key
