@@ -61,7 +61,10 @@ class Engine:
         self.n, self.s = t.n, t.s
         self.num_actions = t.num_actions
         self.pass_action = t.pass_action
+        self._slots = 0
         self._start_board, self._start_king = self.parse_board(rules.layout)
+        self._slots = self._piece_slots(self._start_board).shape[1]
+        self._row_cache: dict[int, np.ndarray] = {}
         self._bit_positions = np.arange(t.k, dtype=t.bits_dtype)
 
     # --- positions ---------------------------------------------------------------------------
@@ -99,6 +102,7 @@ class Engine:
         side = self.rules.first_side if to_move is None else side_index(to_move)
         t = self.tables
         cap = (self.rules.max_turns or 256) + 1
+        pieces = self._piece_slots(board)
         st = State(
             board=np.tile(board, (b, 1)),
             to_move=np.full(b, side, dtype=np.int8),
@@ -109,15 +113,27 @@ class Engine:
             key=np.zeros(b, dtype=np.uint64),
             history=np.zeros((b, cap), dtype=np.uint64),
             last_irreversible=np.zeros(b, dtype=np.int32),
-            moves=np.zeros((b, self.s, 4), dtype=t.bits_dtype),
+            pieces=np.tile(pieces, (b, 1, 1)),
+            moves=np.zeros((b, pieces.shape[1], 4), dtype=t.bits_dtype),
             winner=np.full(b, NO_WINNER, dtype=np.int8),
             reason=np.zeros(b, dtype=np.int8),
         )
         st.key[:] = self.full_key(st.board, st.to_move)
         st.history[:, 0] = st.key
-        st.moves[:] = self._packed_moves(st.board, st.to_move)
-        self._judge_no_moves(st, np.arange(b))
+        rows = np.arange(b)
+        st.moves[:] = self._packed_moves(st.board, st.to_move, st.pieces[rows, st.to_move])
+        self._judge_no_moves(st, rows)
         return st
+
+    def _piece_slots(self, board: np.ndarray) -> np.ndarray:
+        """(2, P) squares of each side's pieces; P fits the variant's start and this board."""
+        sides = SIDE_OF[board[: self.s]]
+        lists = [np.flatnonzero(sides == side) for side in (0, 1)]
+        slots = max(self._slots, len(lists[0]), len(lists[1]))
+        out = np.full((2, slots), self.s, dtype=np.intp)
+        for side, squares in enumerate(lists):
+            out[side, : len(squares)] = squares
+        return out
 
     def full_key(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
         """Zobrist key of board + side to move, computed from scratch (the step updates it)."""
@@ -131,53 +147,66 @@ class Engine:
 
     # --- move generation ---------------------------------------------------------------------
 
-    def _line_bits(self, cells: np.ndarray) -> np.ndarray:
-        """(R, 4N) bit masks of empty squares per column/row, plain and reversed."""
+    def _line_bits(self, board: np.ndarray) -> np.ndarray:
+        """(R, 4N+1) bit masks of empty squares per column/row, plain and reversed, then a zero."""
         t = self.tables
-        r, n = cells.shape[0], self.n
-        empty = (cells == EMPTY).reshape(r, n, n).view(np.uint8)
-        cols = np.matmul(t.line_weights.T, empty)            # (R, 2, N): columns, bit = rank
-        rows = np.matmul(empty, t.line_weights)              # (R, N, 2): rows, bit = file
-        return np.concatenate([cols.reshape(r, 2 * n), rows.transpose(0, 2, 1).reshape(r, 2 * n)],
-                              axis=1).astype(t.bits_dtype, copy=False)
+        r, n = board.shape[0], self.n
+        empty = (board[:, : self.s] == EMPTY).reshape(r, n, n).astype(np.float32)
+        out = np.zeros((r, t.num_lines), dtype=t.bits_dtype)
+        out[:, : 2 * n] = np.matmul(t.line_weights_t, empty).reshape(r, 2 * n)   # columns
+        out[:, 2 * n: 4 * n] = np.matmul(empty, t.line_weights).transpose(0, 2, 1).reshape(r, 2 * n)
+        return out
 
-    def _packed_moves(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
-        """(R, S, 4) packed legal moves (slides and jumps) of the side to move."""
+    def _row_offsets(self, r: int, width: int) -> np.ndarray:
+        """(r, 1, 1) offsets of each row in a flattened (r, width) array."""
+        return (np.arange(r, dtype=np.intp) * width)[:, None, None]
+
+    def _packed_moves(self, board: np.ndarray, to_move: np.ndarray, squares: np.ndarray) -> np.ndarray:
+        """(R, P, 4) packed legal moves (slides and jumps) of the pieces on ``squares`` (R, P).
+
+        All pieces must belong to the side to move of their row; slot S (empty) gets no moves.
+        """
         t = self.tables
-        cells = board[:, : self.s]
-        x = self._line_bits(cells)[:, t.line_index] >> t.line_shift
+        r = board.shape[0]
+        lines = self._line_bits(board)
+        x = np.take(lines, self._row_offsets(r, t.num_lines) + t.line_index[squares])
+        x >>= t.line_shift[squares]
         x &= ~(x + 1)
-        sel = (to_move.astype(np.intp)[:, None] * NUM_CODES + cells) * self.s + t.sq_index
-        x &= t.allowed_flat[sel]
+        codes = np.take(board, self._row_offsets(r, self.s + 1)[:, :, 0] + squares)
+        sel = (to_move.astype(np.intp)[:, None] * NUM_CODES + codes) * (self.s + 1) + squares
+        x &= np.take(t.allowed_flat, sel, axis=0)
         if self.rules.jumps:
-            x |= self._jump_bits(board, to_move)
+            x |= self._jump_bits(board, to_move, squares, codes)
         return x
 
-    def _jump_bits(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
+    def _jump_bits(self, board, to_move, squares, codes) -> np.ndarray:
         """Jumps (RULES §5) as bit 1 (distance 2): over one adjacent enemy soldier onto an empty square."""
         t = self.tables
-        cells = board[:, : self.s]
-        own = SIDE_OF[cells] == to_move[:, None]
-        jumper = t.jumper[cells] & own
-        out = np.zeros((cells.shape[0], self.s, 4), dtype=t.bits_dtype)
-        rows, sqs = np.nonzero(jumper)
-        if len(rows):
-            p1 = board[rows[:, None], t.nbr1[sqs]]
-            n2 = t.nbr2[sqs]
-            p2 = board[rows[:, None], n2]
-            ok = (IS_PLAIN_SOLDIER[p1] & (SIDE_OF[p1] != to_move[rows, None]) & (p2 == EMPTY)
-                  & t.jump_land_ok[cells[rows, sqs][:, None], n2])
-            out[rows, sqs] = ok.astype(t.bits_dtype) << 1
-        return out
+        off = self._row_offsets(board.shape[0], self.s + 1)
+        n2 = t.nbr2[squares]
+        p1 = np.take(board, off + t.nbr1[squares])
+        p2 = np.take(board, off + n2)
+        ok = (t.jumper[codes][:, :, None] & IS_PLAIN_SOLDIER[p1]
+              & (SIDE_OF[p1] != to_move[:, None, None]) & (p2 == EMPTY)
+              & t.jump_land_ok[codes[:, :, None], n2])
+        return ok.astype(t.bits_dtype) << 1
+
+    def _mover_slots(self, state: State, rows=None) -> np.ndarray:
+        """(R, P) squares of the side to move's pieces (the rows of ``moves``)."""
+        rows = np.arange(len(state)) if rows is None else rows
+        return state.pieces[rows, state.to_move[rows]]
 
     def legal_action_mask(self, state: State) -> np.ndarray:
         """(B, num_actions) int8 0/1: exactly the legal actions (all 0 for finished games)."""
         b = len(state)
         k = self.n - 1
-        raw = np.ascontiguousarray(state.moves).view(np.uint8).reshape(b, self.s, 4, -1)
-        bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., :k]
+        p = state.moves.shape[1]
+        raw = np.ascontiguousarray(state.moves).view(np.uint8).reshape(b, p, 4, -1)
+        bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., :k].reshape(b, p, 4 * k)
+        full = np.zeros((b, self.s + 1, 4 * k), dtype=np.int8)
+        full[np.arange(b)[:, None], self._mover_slots(state)] = bits
         mask = np.empty((b, self.num_actions), dtype=np.int8)
-        mask[:, :-1] = bits.reshape(b, -1)
+        mask[:, :-1] = full[:, : self.s].reshape(b, -1)
         mask[:, -1] = state.chain >= 0
         return mask
 
@@ -191,23 +220,40 @@ class Engine:
         """The legal action ids of one game, ascending."""
         return np.flatnonzero(self.legal_action_mask(state.take(slice(game, game + 1)))[0])
 
+    def _upper_triangle(self, p: int) -> np.ndarray:
+        tri = self._row_cache.get(p)
+        if tri is None:
+            tri = self._row_cache[p] = np.triu(np.ones((p, p), dtype=np.float32))
+        return tri
+
     def random_actions(self, state: State, rng: np.random.Generator) -> np.ndarray:
-        """A uniformly random legal action per game (−1 for finished games), without unpacking."""
+        """A uniformly random legal action per game (−1 for finished games), from the packed mask.
+
+        Picks a slot with probability proportional to its number of moves, then a direction, then
+        a distance — uniform over all legal actions, without unpacking the mask. Prefix sums are
+        small matrix products (integer cumsum is slow in numpy).
+        """
         b = len(state)
         k = self.n - 1
-        flat = state.moves.reshape(b, -1)
-        counts = np.bitwise_count(flat)
-        cum = np.cumsum(counts, axis=1, dtype=np.int32)
+        counts = np.bitwise_count(state.moves)                        # (B, P, 4)
+        per_slot = counts.sum(axis=2, dtype=np.float32)               # (B, P)
+        cum = per_slot @ self._upper_triangle(per_slot.shape[1])      # inclusive prefix sums
         moves_total = cum[:, -1]
         total = moves_total + (state.chain >= 0)
-        r = (rng.random(b) * total).astype(np.int32)
-        idx = np.minimum((cum <= r[:, None]).sum(axis=1), flat.shape[1] - 1)
+        r0 = np.floor(rng.random(b) * total)
+        r = r0.astype(np.float32)
         rows = np.arange(b)
-        within = r - (cum[rows, idx] - counts[rows, idx])
-        bits = (flat[rows, idx][:, None] >> self._bit_positions) & 1
-        kth = np.argmax(np.cumsum(bits, axis=1) > within[:, None], axis=1)
-        actions = idx.astype(np.int64) * k + kth
-        actions[r >= moves_total] = self.pass_action
+        slot = np.minimum((cum <= r[:, None]).sum(axis=1), per_slot.shape[1] - 1)
+        r -= cum[rows, slot] - per_slot[rows, slot]
+        c4 = counts[rows, slot].astype(np.float32)                    # (B, 4)
+        cum4 = c4 @ self._upper_triangle(4)
+        d = np.minimum((cum4 <= r[:, None]).sum(axis=1), 3)
+        r -= cum4[rows, d] - c4[rows, d]
+        bits = (state.moves[rows, slot, d][:, None] >> self._bit_positions) & 1
+        kth = np.argmax(bits.cumsum(axis=1) > r[:, None], axis=1)
+        origin = state.pieces[rows, state.to_move, slot]
+        actions = (origin * 4 + d) * k + kth
+        actions[r0 >= moves_total] = self.pass_action
         actions[total == 0] = -1
         return actions
 
@@ -232,14 +278,28 @@ class Engine:
         d = (0 if dr > 0 else 2) if dr else (1 if df > 0 else 3)
         return (origin * 4 + d) * (n - 1) + abs(dr or df) - 1
 
+    def _legality(self, state: State, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(B,) legal flags and (B,) slot of the moving piece (meaningless where not legal)."""
+        rows = np.arange(len(a))
+        in_range = (a >= 0) & (a < self.num_actions)
+        is_pass = a == self.pass_action
+        origin, d, dist, _ = self.decode(np.where(in_range & ~is_pass, a, 0))
+        own = self._mover_slots(state)
+        slot = np.argmax(own == origin[:, None], axis=1)
+        found = own[rows, slot] == origin
+        bit = (state.moves[rows, slot, d] >> (dist - 1).astype(state.moves.dtype)) & 1
+        legal = np.where(is_pass, state.chain >= 0, found & (bit == 1))
+        return in_range & legal & (state.reason == RUNNING), slot
+
     def check_legal(self, state: State, actions: np.ndarray) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
-        a = np.asarray(actions)
-        in_range = (a >= 0) & (a < self.num_actions)
-        safe = np.where(in_range & (a != self.pass_action), a, 0)
-        origin, d, dist, _ = self.decode(safe)
-        bit = (state.moves[np.arange(len(a)), origin, d] >> (dist - 1).astype(state.moves.dtype)) & 1
-        return in_range & np.where(a == self.pass_action, state.chain >= 0, bit.astype(bool)) & ~state.done
+        return self._legality(state, np.asarray(actions, dtype=np.intp))[0]
+
+    def _remove(self, state: State, rows: np.ndarray, sides: np.ndarray, squares: np.ndarray) -> None:
+        """Empty the slots of the captured pieces on ``squares`` (one per row)."""
+        lists = state.pieces[rows, sides]
+        slot = np.argmax(lists == squares[:, None], axis=1)
+        state.pieces[rows, sides, slot] = self.s
 
     def explain_illegal(self, state: State, game: int, action: int) -> str:
         """Why ``action`` is not legal in game ``game`` (for error messages)."""
@@ -284,7 +344,7 @@ class Engine:
             raise IllegalMoveError(f"actions must be {b} integers (one per game), got shape {a.shape} of {a.dtype}")
         a = a.astype(np.intp)
         running = state.reason == RUNNING
-        legal = self.check_legal(state, a)
+        legal, slots = self._legality(state, a)
         bad = np.flatnonzero(running & ~legal)
         if len(bad):
             shown = "; ".join(f"game {g}: action {int(a[g])}: {self.explain_illegal(state, g, int(a[g]))}"
@@ -303,8 +363,10 @@ class Engine:
             board = state.board
             piece = board[mv, origin]
             side = state.to_move[mv]
+            slot = slots[mv]
             board[mv, origin] = EMPTY
             board[mv, to] = piece
+            state.pieces[mv, side, slot] = to
             key = state.key[mv] ^ t.zobrist[piece, origin] ^ t.zobrist[piece, to]
             any_capture = np.zeros(len(mv), dtype=bool)
 
@@ -317,6 +379,7 @@ class Engine:
                     g, sq = mv[knight], mid[knight]
                     key[knight] ^= t.zobrist[board[g, sq], sq]
                     board[g, sq] = EMPTY
+                    self._remove(state, g, 1 - side[knight], sq)
                     captured[g, 0] = sq
                     any_capture[knight] = True
 
@@ -329,6 +392,7 @@ class Engine:
                 g, dirs = np.nonzero(cap)
                 key ^= np.bitwise_xor.reduce(np.where(cap, t.zobrist[p1, n1], np.uint64(0)), axis=1)
                 board[mv[g], n1[g, dirs]] = EMPTY
+                self._remove(state, mv[g], 1 - side[g], n1[g, dirs])
                 captured[mv, 1:5] = np.where(cap, n1, s)
                 any_capture |= cap.any(axis=1)
 
@@ -343,6 +407,7 @@ class Engine:
                 g = mv[kc]
                 key[kc] ^= t.zobrist[KING, ks[kc]]
                 board[g, ks[kc]] = EMPTY
+                self._remove(state, g, np.ones(len(g), dtype=np.int8), ks[kc])
                 captured[g, 5] = ks[kc]
                 state.king_sq[g] = s
                 any_capture |= kc
@@ -360,7 +425,8 @@ class Engine:
             if self.rules.berserk:
                 sel = any_capture & (state.reason[mv] == RUNNING)
                 if sel.any():
-                    chained = self._start_chains(state, mv[sel], to[sel], piece[sel], side[sel])
+                    chained = self._start_chains(state, mv[sel], to[sel], piece[sel], side[sel],
+                                                 slot[sel])
                     turn_ends[chained] = False
 
         self._end_turn(state, np.flatnonzero(turn_ends))
@@ -444,7 +510,7 @@ class Engine:
         return encircled
 
     def _start_chains(self, state: State, rows: np.ndarray, square: np.ndarray, piece: np.ndarray,
-                      side: np.ndarray) -> np.ndarray:
+                      side: np.ndarray, slot: np.ndarray) -> np.ndarray:
         """Open berserk chains where the piece that just captured can capture again (§5, §6.2).
 
         The continuation mask holds only that piece's moves that capture (a custodial capture,
@@ -454,17 +520,7 @@ class Engine:
         t = self.tables
         board = state.board
         r = len(rows)
-        x = self._line_bits(board[rows, : self.s])[np.arange(r)[:, None], t.line_index[square]]
-        x >>= t.line_shift[square]
-        x &= ~(x + 1)
-        x &= t.allowed_flat[(side.astype(np.intp) * NUM_CODES + piece) * self.s + square]
-        if self.rules.jumps:
-            n2 = t.nbr2[square]
-            p1 = board[rows[:, None], t.nbr1[square]]
-            p2 = board[rows[:, None], n2]
-            ok = (t.jumper[piece][:, None] & IS_PLAIN_SOLDIER[p1] & (SIDE_OF[p1] != side[:, None])
-                  & (p2 == EMPTY) & t.jump_land_ok[piece[:, None], n2])
-            x |= ok.astype(x.dtype) << 1
+        x = self._packed_moves(board[rows], side, square[:, None])[:, 0]      # (R, 4)
         ri, di, ki = np.nonzero((x[:, :, None] >> self._bit_positions) & 1)
         if not len(ri):
             return rows[:0]
@@ -489,7 +545,7 @@ class Engine:
         pending = np.flatnonzero(cont.any(axis=1))
         chained = rows[pending]
         state.moves[chained] = 0
-        state.moves[chained, square[pending]] = cont[pending]
+        state.moves[chained, slot[pending]] = cont[pending]
         state.chain[chained] = square[pending]
         return chained
 
@@ -518,7 +574,8 @@ class Engine:
         live = rows[state.reason[rows] == RUNNING]
         state.moves[rows] = 0
         if len(live):
-            state.moves[live] = self._packed_moves(state.board[live], state.to_move[live])
+            state.moves[live] = self._packed_moves(state.board[live], state.to_move[live],
+                                                   self._mover_slots(state, live))
             self._judge_no_moves(state, live)
         if self.rules.max_turns is not None:
             live = live[state.reason[live] == RUNNING]

@@ -35,8 +35,12 @@ class State:
         key:        (B,) uint64, Zobrist key of board + side to move.
         history:    (B, H) uint64, ``history[b, t]`` is the key of ``Qt`` for ``t <= turn[b]``.
         last_irreversible: (B,) int32, the last turn whose position cannot recur (a capture).
-        moves:      (B, S, 4) packed legal moves of the side to move: bit k-1 of ``moves[b, sq, d]``
-                    is set when the piece on sq may move k squares in direction d. All zero when over.
+        pieces:     (B, 2, P) intp, the squares of each side's pieces in fixed slots (S: empty slot).
+                    A piece keeps its slot while it lives; move generation runs over slots, not
+                    over all S squares.
+        moves:      (B, P, 4) packed legal moves of the side to move, aligned with
+                    ``pieces[b, to_move[b]]``: bit k-1 of ``moves[b, i, d]`` is set when the piece in
+                    slot i may move k squares in direction d. All zero when the game is over.
         winner:     (B,) int8, -1 running, 0 attacker, 1 defender, 2 draw.
         reason:     (B,) int8, 0 running, else a reason code.
     """
@@ -50,6 +54,7 @@ class State:
     key: np.ndarray
     history: np.ndarray
     last_irreversible: np.ndarray
+    pieces: np.ndarray
     moves: np.ndarray
     winner: np.ndarray
     reason: np.ndarray
@@ -75,8 +80,11 @@ class State:
 
     def put(self, index, other: "State") -> None:
         """Write the games of ``other`` into rows ``index`` of this batch (e.g. to reset them)."""
-        if other.history.shape[1] > self.history.shape[1]:
-            self.grow_history(other.history.shape[1])
+        self.grow_history(other.history.shape[1])
+        self.grow_slots(other.pieces.shape[2])
+        if other.pieces.shape[2] < self.pieces.shape[2]:
+            other = other.copy()
+            other.grow_slots(self.pieces.shape[2])
         for f in fields(self):
             if f.name == "history":
                 self.history[index] = 0
@@ -93,10 +101,24 @@ class State:
         new[:, : old.shape[1]] = old
         self.history = new
 
+    def grow_slots(self, slots: int) -> None:
+        """Make room for ``slots`` pieces per side (empty slots hold the sentinel square S)."""
+        p = self.pieces.shape[2]
+        if slots <= p:
+            return
+        sentinel = self.board.shape[1] - 1
+        pieces = np.full(self.pieces.shape[:2] + (slots,), sentinel, dtype=self.pieces.dtype)
+        pieces[:, :, :p] = self.pieces
+        moves = np.zeros((self.moves.shape[0], slots, 4), dtype=self.moves.dtype)
+        moves[:, :p] = self.moves
+        self.pieces, self.moves = pieces, moves
+
     @staticmethod
     def concatenate(states: list["State"]) -> "State":
         width = max(s.history.shape[1] for s in states)
+        slots = max(s.pieces.shape[2] for s in states)
         for s in states:
             s.grow_history(width)
+            s.grow_slots(slots)
         return State(**{f.name: np.concatenate([getattr(s, f.name) for s in states])
                         for f in fields(State)})

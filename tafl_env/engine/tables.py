@@ -97,10 +97,15 @@ class Tables:
         # bit 0 makes "bit k-1 set" mean "the k-th square is empty"; the run of trailing ones,
         # x & ~(x+1), is then exactly the set of reachable distances, already in action layout.
         # Line layout: [columns (bit = rank), columns reversed, rows (bit = file), rows reversed].
-        self.line_index = np.stack([file, 2 * n + rank, n + file, 3 * n + rank], axis=1).astype(np.intp)
-        self.line_shift = np.stack([rank + 1, file + 1, n - rank, n - file], axis=1).astype(self.bits_dtype)
-        pow2 = (1 << np.arange(n)).astype(self.bits_dtype)
+        # Row S (an empty piece slot) points at an always-zero column 4N, so it has no moves.
+        self.num_lines = 4 * n + 1
+        self.line_index = np.full((s + 1, 4), 4 * n, dtype=np.intp)
+        self.line_index[:s] = np.stack([file, 2 * n + rank, n + file, 3 * n + rank], axis=1)
+        self.line_shift = np.zeros((s + 1, 4), dtype=self.bits_dtype)
+        self.line_shift[:s] = np.stack([rank + 1, file + 1, n - rank, n - file], axis=1)
+        pow2 = (1 << np.arange(n)).astype(np.float32)  # exact: N <= 19 < 24 mantissa bits
         self.line_weights = np.stack([pow2, pow2[::-1]], axis=1)  # (N, 2): plain and reversed
+        self.line_weights_t = np.ascontiguousarray(self.line_weights.T)
         self.row_weights = (1 << np.arange(n)).astype(np.uint32)
 
         full = (1 << (n - 1)) - 1
@@ -124,13 +129,13 @@ class Tables:
         allowed[KING] = reach
         # Per side to move: pieces of the other side get no moves. Flattened so that one gather
         # with index (side*NUM_CODES + code)*S + sq fetches a (B, S, 4) block.
-        per_side = np.zeros((2, NUM_CODES, s, 4), dtype=np.int64)
+        # Index (side*NUM_CODES + code)*(S+1) + sq; the sentinel square S allows nothing.
+        per_side = np.zeros((2, NUM_CODES, s + 1, 4), dtype=np.int64)
         for side in (0, 1):
             for code in range(NUM_CODES):
                 if SIDE_OF[code] == side:
-                    per_side[side, code] = allowed[code]
-        self.allowed_flat = per_side.reshape(2 * NUM_CODES * s, 4).astype(self.bits_dtype)
-        self.sq_index = np.arange(s, dtype=np.intp)
+                    per_side[side, code, :s] = allowed[code]
+        self.allowed_flat = per_side.reshape(2 * NUM_CODES * (s + 1), 4).astype(self.bits_dtype)
 
         # Jump landing permissions: jumpers other than the king may not land on restricted squares.
         self.jump_land_ok = np.zeros((NUM_CODES, s + 1), dtype=bool)
