@@ -113,6 +113,9 @@ class Engine:
             key=np.zeros(b, dtype=np.uint64),
             history=np.zeros((b, cap), dtype=np.uint64),
             last_irreversible=np.zeros(b, dtype=np.int32),
+            seen=np.zeros((b, 4), dtype=np.uint64),
+            lines=np.tile(self._line_bits(board[None]), (b, 1)),
+            occupancy=np.tile(self._occupancy(board), (b, 1, 1)),
             pieces=np.tile(pieces, (b, 1, 1)),
             moves=np.zeros((b, pieces.shape[1], 4), dtype=t.bits_dtype),
             winner=np.full(b, NO_WINNER, dtype=np.int8),
@@ -121,9 +124,16 @@ class Engine:
         st.key[:] = self.full_key(st.board, st.to_move)
         st.history[:, 0] = st.key
         rows = np.arange(b)
-        st.moves[:] = self._packed_moves(st.board, st.to_move, st.pieces[rows, st.to_move])
+        self._bloom_add(st, rows)
+        st.moves[:] = self._packed_moves(st.board, st.lines, st.to_move, st.pieces[rows, st.to_move])
         self._judge_no_moves(st, rows)
         return st
+
+    def _occupancy(self, board: np.ndarray) -> np.ndarray:
+        """(2, N) each side's pieces as N-bit ints per rank."""
+        sides = SIDE_OF[board[: self.s]].reshape(self.n, self.n)
+        weights = self.tables.row_weights
+        return np.stack([(sides == side) @ weights for side in (0, 1)]).astype(np.uint32)
 
     def _piece_slots(self, board: np.ndarray) -> np.ndarray:
         """(2, P) squares of each side's pieces; P fits the variant's start and this board."""
@@ -141,6 +151,45 @@ class Engine:
         keys = t.zobrist[board.astype(np.intp), np.arange(self.s + 1)]
         k = np.bitwise_xor.reduce(keys, axis=1)
         return k ^ np.where(to_move == 1, t.side_key, np.uint64(0))
+
+    def audit(self, state: State) -> list[str]:
+        """Recompute everything the engine keeps incrementally and list any disagreement.
+
+        Checks keys, line masks, occupancy, piece slots, king squares and the cached legal moves
+        (outside chains) against values derived from the boards alone. Empty means consistent;
+        the tests run it along random games.
+        """
+        problems = []
+        rows = np.arange(len(state))
+        if not np.array_equal(state.key, self.full_key(state.board, state.to_move)):
+            problems.append(f"key differs in games {np.flatnonzero(state.key != self.full_key(state.board, state.to_move)).tolist()}")
+        if not np.array_equal(state.lines, self._line_bits(state.board)):
+            problems.append("line masks differ from the board")
+        for g in rows:
+            occ = self._occupancy(state.board[g])
+            if not np.array_equal(state.occupancy[g], occ):
+                problems.append(f"game {g}: occupancy differs from the board")
+            slots = self._piece_slots(state.board[g])
+            for side in (0, 1):
+                have = sorted(int(x) for x in state.pieces[g, side] if x < self.s)
+                want = sorted(int(x) for x in slots[side] if x < self.s)
+                if have != want:
+                    problems.append(f"game {g}: side {side} piece slots {have} != board {want}")
+            kings = np.flatnonzero(state.board[g, : self.s] == KING)
+            king = int(kings[0]) if len(kings) else self.s
+            if king != state.king_sq[g]:
+                problems.append(f"game {g}: king_sq {state.king_sq[g]} != board {king}")
+        quiet = rows[(state.chain < 0) & (state.reason == RUNNING)]
+        if len(quiet):
+            fresh = self._packed_moves(state.board[quiet], state.lines[quiet], state.to_move[quiet],
+                                       self._mover_slots(state, quiet))
+            bad = quiet[(fresh != state.moves[quiet]).reshape(len(quiet), -1).any(axis=1)]
+            if len(bad):
+                problems.append(f"cached moves differ from a fresh generation in games {bad.tolist()}")
+        over = rows[state.reason != RUNNING]
+        if state.moves[over].any():
+            problems.append("finished games have moves")
+        return problems
 
     def position(self, state: State, game: int = 0) -> str:
         return format_position(state.board[game], self.n)
@@ -161,16 +210,17 @@ class Engine:
         """(r, 1, 1) offsets of each row in a flattened (r, width) array."""
         return (np.arange(r, dtype=np.intp) * width)[:, None, None]
 
-    def _packed_moves(self, board: np.ndarray, to_move: np.ndarray, squares: np.ndarray) -> np.ndarray:
+    def _packed_moves(self, board: np.ndarray, lines: np.ndarray, to_move: np.ndarray,
+                      squares: np.ndarray) -> np.ndarray:
         """(R, P, 4) packed legal moves (slides and jumps) of the pieces on ``squares`` (R, P).
 
         All pieces must belong to the side to move of their row; slot S (empty) gets no moves.
+        ``lines`` are the rows' empty-square line masks (``State.lines``).
         """
         t = self.tables
         r = board.shape[0]
-        lines = self._line_bits(board)
-        x = np.take(lines, self._row_offsets(r, t.num_lines) + t.line_index[squares])
-        x >>= t.line_shift[squares]
+        x = np.take(lines, self._row_offsets(r, t.num_lines) + np.take(t.line_index, squares, axis=0))
+        x >>= np.take(t.line_shift, squares, axis=0)
         x &= ~(x + 1)
         codes = np.take(board, self._row_offsets(r, self.s + 1)[:, :, 0] + squares)
         sel = (to_move.astype(np.intp)[:, None] * NUM_CODES + codes) * (self.s + 1) + squares
@@ -193,7 +243,8 @@ class Engine:
 
     def _mover_slots(self, state: State, rows=None) -> np.ndarray:
         """(R, P) squares of the side to move's pieces (the rows of ``moves``)."""
-        rows = np.arange(len(state)) if rows is None else rows
+        if rows is None or len(rows) == len(state):
+            return np.where(state.to_move[:, None] == 0, state.pieces[:, 0], state.pieces[:, 1])
         return state.pieces[rows, state.to_move[rows]]
 
     def legal_action_mask(self, state: State) -> np.ndarray:
@@ -236,7 +287,11 @@ class Engine:
         b = len(state)
         k = self.n - 1
         counts = np.bitwise_count(state.moves)                        # (B, P, 4)
-        per_slot = counts.sum(axis=2, dtype=np.float32)               # (B, P)
+        # A slot's 4 masks side by side are 64 (uint16) or 128 (uint32) bits: count them at once.
+        per_slot = np.bitwise_count(np.ascontiguousarray(state.moves).view(np.uint64))
+        if per_slot.shape[2] > 1:
+            per_slot = per_slot.sum(axis=2, dtype=np.uint8)
+        per_slot = per_slot.reshape(b, -1).astype(np.float32)        # (B, P)
         cum = per_slot @ self._upper_triangle(per_slot.shape[1])      # inclusive prefix sums
         moves_total = cum[:, -1]
         total = moves_total + (state.chain >= 0)
@@ -294,6 +349,20 @@ class Engine:
     def check_legal(self, state: State, actions: np.ndarray) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
         return self._legality(state, np.asarray(actions, dtype=np.intp))[0]
+
+    def _toggle(self, state: State, rows: np.ndarray, squares: np.ndarray, sides: np.ndarray,
+                repeated_rows: bool = False) -> None:
+        """Flip the line and occupancy bits of ``squares`` (one per row) that just emptied or filled
+        with a piece of ``sides``."""
+        t = self.tables
+        index = (rows[:, None], np.take(t.square_lines, squares, axis=0))
+        occ = (rows, sides.astype(np.intp), t.square_rank[squares])
+        if repeated_rows:  # several squares of one game may share a line: unbuffered xor
+            np.bitwise_xor.at(state.lines, index, np.take(t.square_bits, squares, axis=0))
+            np.bitwise_xor.at(state.occupancy, occ, t.square_file_bit[squares])
+        else:
+            state.lines[index] ^= np.take(t.square_bits, squares, axis=0)
+            state.occupancy[occ] ^= t.square_file_bit[squares]
 
     def _remove(self, state: State, rows: np.ndarray, sides: np.ndarray, squares: np.ndarray) -> None:
         """Empty the slots of the captured pieces on ``squares`` (one per row)."""
@@ -367,6 +436,8 @@ class Engine:
             board[mv, origin] = EMPTY
             board[mv, to] = piece
             state.pieces[mv, side, slot] = to
+            self._toggle(state, mv, origin, side)
+            self._toggle(state, mv, to, side)
             key = state.key[mv] ^ t.zobrist[piece, origin] ^ t.zobrist[piece, to]
             any_capture = np.zeros(len(mv), dtype=bool)
 
@@ -380,6 +451,7 @@ class Engine:
                     key[knight] ^= t.zobrist[board[g, sq], sq]
                     board[g, sq] = EMPTY
                     self._remove(state, g, 1 - side[knight], sq)
+                    self._toggle(state, g, sq, 1 - side[knight])
                     captured[g, 0] = sq
                     any_capture[knight] = True
 
@@ -393,6 +465,7 @@ class Engine:
                 key ^= np.bitwise_xor.reduce(np.where(cap, t.zobrist[p1, n1], np.uint64(0)), axis=1)
                 board[mv[g], n1[g, dirs]] = EMPTY
                 self._remove(state, mv[g], 1 - side[g], n1[g, dirs])
+                self._toggle(state, mv[g], n1[g, dirs], 1 - side[g], repeated_rows=True)
                 captured[mv, 1:5] = np.where(cap, n1, s)
                 any_capture |= cap.any(axis=1)
 
@@ -408,6 +481,7 @@ class Engine:
                 key[kc] ^= t.zobrist[KING, ks[kc]]
                 board[g, ks[kc]] = EMPTY
                 self._remove(state, g, np.ones(len(g), dtype=np.int8), ks[kc])
+                self._toggle(state, g, ks[kc], np.ones(len(g), dtype=np.int8))
                 captured[g, 5] = ks[kc]
                 state.king_sq[g] = s
                 any_capture |= kc
@@ -418,7 +492,7 @@ class Engine:
             if self.rules.encirclement:
                 att = mv[(side == 0) & (state.reason[mv] == RUNNING)]
                 if len(att):
-                    self._finish(state, att[self._encircled(board[att])], ATTACKER_WINS, ENCIRCLED)
+                    self._finish(state, att[self._encircled(state.occupancy[att])], ATTACKER_WINS, ENCIRCLED)
 
             if any_capture.any():
                 state.last_irreversible[mv[any_capture]] = state.turn[mv[any_capture]] + 1
@@ -485,13 +559,16 @@ class Engine:
         result[r] = captured
         return result
 
-    def _encircled(self, board: np.ndarray) -> np.ndarray:
-        """(R,) bool: no defender can reach the edge through squares free of attackers (§3.7)."""
+    def _encircled(self, occupancy: np.ndarray) -> np.ndarray:
+        """(R,) bool: no defender can reach the edge through squares free of attackers (§3.7).
+
+        A flood fill over rows as N-bit ints, from the open edge squares, stopping for each game as
+        soon as it touches a defender (not encircled) or stops growing (encircled).
+        """
         t = self.tables
-        r, n = board.shape[0], self.n
-        cells = board[:, : self.s].reshape(r, n, n)
-        open_rows = np.matmul((~IS_ATTACKER[cells]).view(np.uint8), t.row_weights)
-        def_rows = np.matmul(IS_DEFENDER[cells].view(np.uint8), t.row_weights)
+        r = occupancy.shape[0]
+        open_rows = ~occupancy[:, 0] & np.uint32(t.full_row)
+        def_rows = occupancy[:, 1]
         reach = open_rows & t.edge_rows
         found = (reach & def_rows).any(axis=1)
         live = np.flatnonzero(~found)
@@ -520,7 +597,7 @@ class Engine:
         t = self.tables
         board = state.board
         r = len(rows)
-        x = self._packed_moves(board[rows], side, square[:, None])[:, 0]      # (R, 4)
+        x = self._packed_moves(board[rows], state.lines[rows], side, square[:, None])[:, 0]  # (R, 4)
         ri, di, ki = np.nonzero((x[:, :, None] >> self._bit_positions) & 1)
         if not len(ri):
             return rows[:0]
@@ -555,6 +632,7 @@ class Engine:
             rows = rows[state.reason[rows] == RUNNING]
             state.winner[rows] = winner
             state.reason[rows] = reason
+            state.moves[rows] = 0
 
     def _end_turn(self, state: State, rows: np.ndarray) -> None:
         """Hand the move over and judge repetition, no legal move and the move cap (§6.1)."""
@@ -569,21 +647,41 @@ class Engine:
         if turn.max() >= state.history.shape[1]:
             state.grow_history(2 * state.history.shape[1])
         state.history[rows, turn] = state.key[rows]
+        fresh = rows[state.last_irreversible[rows] == turn]
+        state.seen[fresh] = 0
         if self.rules.repetition != "ignore":
-            self._judge_repetition(state, rows[state.reason[rows] == RUNNING])
+            live = rows[state.reason[rows] == RUNNING]
+            self._judge_repetition(state, live[self._bloom_hit(state, live)])
+        self._bloom_add(state, rows)
         live = rows[state.reason[rows] == RUNNING]
-        state.moves[rows] = 0
+        if len(live) < len(rows):
+            state.moves[rows] = 0
         if len(live):
-            state.moves[live] = self._packed_moves(state.board[live], state.to_move[live],
-                                                   self._mover_slots(state, live))
+            # Whole-batch slices where every game takes part: fancy indexing copies.
+            ix = slice(None) if len(live) == len(state) else live
+            state.moves[ix] = self._packed_moves(state.board[ix], state.lines[ix], state.to_move[ix],
+                                                 self._mover_slots(state, live))
             self._judge_no_moves(state, live)
         if self.rules.max_turns is not None:
             live = live[state.reason[live] == RUNNING]
             self._finish(state, live[state.turn[live] >= self.rules.max_turns], DRAW, TRUNCATED)
-        state.moves[rows[state.reason[rows] != RUNNING]] = 0
+
+    def _bloom_slot(self, state: State, rows: np.ndarray):
+        key = state.key[rows]
+        return (key >> np.uint64(6)) & np.uint64(3), np.uint64(1) << (key & np.uint64(63))
+
+    def _bloom_hit(self, state: State, rows: np.ndarray) -> np.ndarray:
+        """(R,) the current key may have been recorded before (False: certainly not)."""
+        word, bit = self._bloom_slot(state, rows)
+        return (state.seen[rows, word.astype(np.intp)] & bit) != 0
+
+    def _bloom_add(self, state: State, rows: np.ndarray) -> None:
+        word, bit = self._bloom_slot(state, rows)
+        state.seen[rows, word.astype(np.intp)] |= bit
 
     def _judge_no_moves(self, state: State, rows: np.ndarray) -> None:
-        stuck = rows[~state.moves[rows].reshape(len(rows), -1).any(axis=1)
+        ix = slice(None) if len(rows) == len(state) else rows
+        stuck = rows[~state.moves[ix].reshape(len(rows), -1).any(axis=1)
                      & (state.chain[rows] < 0) & (state.reason[rows] == RUNNING)]
         if len(stuck):
             state.winner[stuck] = 1 - state.to_move[stuck]
@@ -625,3 +723,4 @@ class Engine:
             winner = (1 - starter).astype(np.int8)
         state.winner[g] = winner
         state.reason[g] = REPETITION
+        state.moves[g] = 0

@@ -35,6 +35,13 @@ class State:
         key:        (B,) uint64, Zobrist key of board + side to move.
         history:    (B, H) uint64, ``history[b, t]`` is the key of ``Qt`` for ``t <= turn[b]``.
         last_irreversible: (B,) int32, the last turn whose position cannot recur (a capture).
+        seen:       (B, 4) uint64, a 256-bit Bloom filter of the keys recorded since
+                    ``last_irreversible``: a key whose bit is clear cannot be a repetition, so the
+                    history is scanned only for the few games whose bit is set.
+        lines:      (B, 4N+1) empty-square bit masks of every column and row, plain and reversed
+                    (bit i of a column is rank i), kept in step with ``board`` by the engine;
+                    the last column is always 0.
+        occupancy:  (B, 2, N) uint32, each side's pieces as one N-bit int per rank (bit = file).
         pieces:     (B, 2, P) intp, the squares of each side's pieces in fixed slots (S: empty slot).
                     A piece keeps its slot while it lives; move generation runs over slots, not
                     over all S squares.
@@ -54,6 +61,9 @@ class State:
     key: np.ndarray
     history: np.ndarray
     last_irreversible: np.ndarray
+    seen: np.ndarray
+    lines: np.ndarray
+    occupancy: np.ndarray
     pieces: np.ndarray
     moves: np.ndarray
     winner: np.ndarray

@@ -103,6 +103,13 @@ class Tables:
         self.line_index[:s] = np.stack([file, 2 * n + rank, n + file, 3 * n + rank], axis=1)
         self.line_shift = np.zeros((s + 1, 4), dtype=self.bits_dtype)
         self.line_shift[:s] = np.stack([rank + 1, file + 1, n - rank, n - file], axis=1)
+        # The 4 lines a square lies on and its bit in each: toggling them keeps the line masks
+        # in step with the board as squares empty and fill (the sentinel toggles nothing).
+        self.square_lines = np.full((s + 1, 4), 4 * n, dtype=np.intp)
+        self.square_lines[:s] = np.stack([file, n + file, 2 * n + rank, 3 * n + rank], axis=1)
+        self.square_bits = np.zeros((s + 1, 4), dtype=self.bits_dtype)
+        self.square_bits[:s] = np.stack([1 << rank, 1 << (n - 1 - rank), 1 << file, 1 << (n - 1 - file)],
+                                        axis=1)
         pow2 = (1 << np.arange(n)).astype(np.float32)  # exact: N <= 19 < 24 mantissa bits
         self.line_weights = np.stack([pow2, pow2[::-1]], axis=1)  # (N, 2): plain and reversed
         self.line_weights_t = np.ascontiguousarray(self.line_weights.T)
@@ -143,6 +150,11 @@ class Tables:
             self.jump_land_ok[code, :s] = ~self.restricted[:s]
         self.jump_land_ok[KING, :s] = True
 
+        # Each side's occupancy as one N-bit int per rank (bit = file): row and bit of a square.
+        self.square_rank = np.zeros(s + 1, dtype=np.intp)
+        self.square_rank[:s] = rank
+        self.square_file_bit = np.zeros(s + 1, dtype=np.uint32)
+        self.square_file_bit[:s] = 1 << file
         # Bit masks of the encirclement flood fill (rows as N-bit ints).
         self.full_row = (1 << n) - 1
         edge_rows = np.full(n, 1 | (1 << (n - 1)), dtype=np.int64)
