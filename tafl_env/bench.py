@@ -132,5 +132,5 @@ def format_table(results: list[dict]) -> str:
     """A markdown table of :func:`bench_engine` results."""
     lines = ["| variant | batch | steps/s | peak MiB |", "|---|---:|---:|---:|"]
     for r in results:
-        lines.append(f"| {r['variant']} | {r['batch']} | {r['steps_per_s']:,.0f} | {r['peak_mem_mb']:.1f} |")
+        lines.append(f"| {r['variant']} | {r['batch']} | {r['steps_per_s']:,.0f} | {r['peak_mem_mb']:.2f} |")
     return "\n".join(lines)

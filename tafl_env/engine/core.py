@@ -191,6 +191,23 @@ class Engine:
             problems.append("finished games have moves")
         return problems
 
+    def repetition_count(self, state: State) -> np.ndarray:
+        """(B,) how often the current position has occurred so far (1 = first time).
+
+        Counts recorded whole-turn positions equal to the current one since the last capture;
+        inside a berserk chain the position of the chain's start is counted.
+        """
+        b = len(state)
+        if b == 0:
+            return np.zeros(0, dtype=np.int64)
+        last = state.history[np.arange(b), state.turn]
+        lo = int(state.last_irreversible.min())
+        hi = int(state.turn.max()) + 1
+        cols = np.arange(lo, hi)
+        window = state.history[:, lo:hi]
+        live = (cols >= state.last_irreversible[:, None]) & (cols <= state.turn[:, None])
+        return ((window == last[:, None]) & live).sum(axis=1)
+
     def position(self, state: State, game: int = 0) -> str:
         return format_position(state.board[game], self.n)
 

@@ -1,0 +1,8 @@
+"""``python -m tafl_env ...`` runs the ``tafl`` command line."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
