@@ -64,7 +64,7 @@ class Engine:
         self._slots = 0
         self._start_board, self._start_king = self.parse_board(rules.layout)
         self._slots = self._piece_slots(self._start_board).shape[1]
-        self._row_cache: dict[int, np.ndarray] = {}
+        self._cache: dict = {}  # lazily built helper tables
         self._bit_positions = np.arange(t.k, dtype=t.bits_dtype)
 
     # --- positions ---------------------------------------------------------------------------
@@ -124,7 +124,7 @@ class Engine:
         st.key[:] = self.full_key(st.board, st.to_move)
         st.history[:, 0] = st.key
         rows = np.arange(b)
-        self._bloom_add(st, rows)
+        self._bloom_check_and_add(st, rows)
         st.moves[:] = self._packed_moves(st.board, st.lines, st.to_move, st.pieces[rows, st.to_move])
         self._judge_no_moves(st, rows)
         return st
@@ -289,10 +289,24 @@ class Engine:
         return np.flatnonzero(self.legal_action_mask(state.take(slice(game, game + 1)))[0])
 
     def _upper_triangle(self, p: int) -> np.ndarray:
-        tri = self._row_cache.get(p)
+        tri = self._cache.get(p)
         if tri is None:
-            tri = self._row_cache[p] = np.triu(np.ones((p, p), dtype=np.float32))
+            tri = self._cache[p] = np.triu(np.ones((p, p), dtype=np.float32))
         return tri
+
+    def _select_table(self) -> np.ndarray:
+        """``table[mask, r]``: the position of the r-th set bit of an (N-1)-bit mask."""
+        table = self._cache.get("select")
+        if table is None:
+            k = self.n - 1
+            values = np.arange(1 << k, dtype=np.int64)
+            bits = (values[:, None] >> np.arange(k)) & 1
+            rank = np.cumsum(bits, axis=1) - 1                       # rank of each set bit
+            table = np.zeros((1 << k, k), dtype=np.int8)
+            v, pos = np.nonzero(bits)
+            table[v, rank[v, pos]] = pos
+            self._cache["select"] = table
+        return table
 
     def random_actions(self, state: State, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per game (−1 for finished games), from the packed mask.
@@ -321,8 +335,7 @@ class Engine:
         cum4 = c4 @ self._upper_triangle(4)
         d = np.minimum((cum4 <= r[:, None]).sum(axis=1), 3)
         r -= cum4[rows, d] - c4[rows, d]
-        bits = (state.moves[rows, slot, d][:, None] >> self._bit_positions) & 1
-        kth = np.argmax(bits.cumsum(axis=1) > r[:, None], axis=1)
+        kth = self._select_table()[state.moves[rows, slot, d], r.astype(np.intp)]
         origin = state.pieces[rows, state.to_move, slot]
         actions = (origin * 4 + d) * k + kth
         actions[r0 >= moves_total] = self.pass_action
@@ -350,18 +363,20 @@ class Engine:
         d = (0 if dr > 0 else 2) if dr else (1 if df > 0 else 3)
         return (origin * 4 + d) * (n - 1) + abs(dr or df) - 1
 
-    def _legality(self, state: State, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(B,) legal flags and (B,) slot of the moving piece (meaningless where not legal)."""
+    def _legality(self, state: State, a: np.ndarray):
+        """(B,) legal flags, the slot of the moving piece and the decoded action (origin,
+        direction, distance, target); all but the flags are meaningless where not legal."""
         rows = np.arange(len(a))
         in_range = (a >= 0) & (a < self.num_actions)
         is_pass = a == self.pass_action
-        origin, d, dist, _ = self.decode(np.where(in_range & ~is_pass, a, 0))
+        decoded = self.decode(np.where(in_range & ~is_pass, a, 0))
+        origin, d, dist, _ = decoded
         own = self._mover_slots(state)
         slot = np.argmax(own == origin[:, None], axis=1)
         found = own[rows, slot] == origin
         bit = (state.moves[rows, slot, d] >> (dist - 1).astype(state.moves.dtype)) & 1
         legal = np.where(is_pass, state.chain >= 0, found & (bit == 1))
-        return in_range & legal & (state.reason == RUNNING), slot
+        return in_range & legal & (state.reason == RUNNING), slot, decoded
 
     def check_legal(self, state: State, actions: np.ndarray) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
@@ -430,7 +445,7 @@ class Engine:
             raise IllegalMoveError(f"actions must be {b} integers (one per game), got shape {a.shape} of {a.dtype}")
         a = a.astype(np.intp)
         running = state.reason == RUNNING
-        legal, slots = self._legality(state, a)
+        legal, slots, decoded = self._legality(state, a)
         bad = np.flatnonzero(running & ~legal)
         if len(bad):
             shown = "; ".join(f"game {g}: action {int(a[g])}: {self.explain_illegal(state, g, int(a[g]))}"
@@ -445,7 +460,7 @@ class Engine:
         turn_ends = running.copy()
 
         if len(mv):
-            origin, d, dist, to = self.decode(a[mv])
+            origin, d, dist, to = (part[mv] for part in decoded)
             board = state.board
             piece = board[mv, origin]
             side = state.to_move[mv]
@@ -666,10 +681,9 @@ class Engine:
         state.history[rows, turn] = state.key[rows]
         fresh = rows[state.last_irreversible[rows] == turn]
         state.seen[fresh] = 0
+        maybe_seen = self._bloom_check_and_add(state, rows)
         if self.rules.repetition != "ignore":
-            live = rows[state.reason[rows] == RUNNING]
-            self._judge_repetition(state, live[self._bloom_hit(state, live)])
-        self._bloom_add(state, rows)
+            self._judge_repetition(state, rows[maybe_seen & (state.reason[rows] == RUNNING)])
         live = rows[state.reason[rows] == RUNNING]
         if len(live) < len(rows):
             state.moves[rows] = 0
@@ -683,18 +697,15 @@ class Engine:
             live = live[state.reason[live] == RUNNING]
             self._finish(state, live[state.turn[live] >= self.rules.max_turns], DRAW, TRUNCATED)
 
-    def _bloom_slot(self, state: State, rows: np.ndarray):
+    def _bloom_check_and_add(self, state: State, rows: np.ndarray) -> np.ndarray:
+        """Record the current keys in the Bloom filter; (R,) whether each may have been seen
+        before (False: certainly not, so no repetition is possible)."""
         key = state.key[rows]
-        return (key >> np.uint64(6)) & np.uint64(3), np.uint64(1) << (key & np.uint64(63))
-
-    def _bloom_hit(self, state: State, rows: np.ndarray) -> np.ndarray:
-        """(R,) the current key may have been recorded before (False: certainly not)."""
-        word, bit = self._bloom_slot(state, rows)
-        return (state.seen[rows, word.astype(np.intp)] & bit) != 0
-
-    def _bloom_add(self, state: State, rows: np.ndarray) -> None:
-        word, bit = self._bloom_slot(state, rows)
-        state.seen[rows, word.astype(np.intp)] |= bit
+        word = ((key >> np.uint64(6)) & np.uint64(3)).astype(np.intp)
+        bit = np.uint64(1) << (key & np.uint64(63))
+        before = state.seen[rows, word]
+        state.seen[rows, word] = before | bit
+        return (before & bit) != 0
 
     def _judge_no_moves(self, state: State, rows: np.ndarray) -> None:
         ix = slice(None) if len(rows) == len(state) else rows
