@@ -180,6 +180,9 @@ class Game:
     # --- playing -----------------------------------------------------------------------------
 
     def _step(self, state: State, action: int):
+        if state.reason[0] != RUNNING:  # the batched engine skips finished games silently
+            raise IllegalMoveError(f"illegal action {action} in {self.variant}: the game is over "
+                                   f"({REASON_NAMES[int(state.reason[0])]})")
         try:
             return self.engine.step(state, np.array([action]))
         except IllegalMoveError:

@@ -85,7 +85,9 @@ class State:
         return State(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
 
     def take(self, index) -> "State":
-        """A new batch made of the games at ``index`` (ints, a slice or a boolean mask)."""
+        """A new, independent batch made of the games at ``index`` (ints, a slice or a mask)."""
+        if isinstance(index, slice):  # basic slicing would return views into this batch
+            return State(**{f.name: getattr(self, f.name)[index].copy() for f in fields(self)})
         return State(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 
     def put(self, index, other: "State") -> None:
