@@ -1,0 +1,10 @@
+"""Agents for tafl-env: each acts for the side to move in every game of a batch at once.
+
+See :class:`agents.base.Agent` for the interface; :func:`agents.make_agent` builds one from a short
+spec such as ``"random"``, ``"greedy"`` or ``"mcts:200"``.
+"""
+
+from .base import Agent, make_agent, register_agent
+from .random_agent import RandomAgent
+
+__all__ = ["Agent", "RandomAgent", "make_agent", "register_agent"]
