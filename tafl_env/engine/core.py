@@ -73,7 +73,7 @@ class Engine:
         """Position string → (board with sentinel, king square); RULES §6.6 checks included."""
         t = self.tables
         cells = parse_position(position, self.n)
-        kings = np.flatnonzero(cells == KING)
+        kings = (cells == KING).nonzero()[0]
         if len(kings) > 1:
             raise InvalidPositionError(
                 f"position {position!r} has {len(kings)} kings ({', '.join(square_name(int(k), self.n) for k in kings)}); at most one is allowed"
@@ -138,7 +138,7 @@ class Engine:
     def _piece_slots(self, board: np.ndarray) -> np.ndarray:
         """(2, P) squares of each side's pieces; P fits the variant's start and this board."""
         sides = SIDE_OF[board[: self.s]]
-        lists = [np.flatnonzero(sides == side) for side in (0, 1)]
+        lists = [(sides == side).nonzero()[0] for side in (0, 1)]
         slots = max(self._slots, len(lists[0]), len(lists[1]))
         out = np.full((2, slots), self.s, dtype=np.intp)
         for side, squares in enumerate(lists):
@@ -162,7 +162,7 @@ class Engine:
         problems = []
         rows = np.arange(len(state))
         if not np.array_equal(state.key, self.full_key(state.board, state.to_move)):
-            problems.append(f"key differs in games {np.flatnonzero(state.key != self.full_key(state.board, state.to_move)).tolist()}")
+            problems.append(f"key differs in games {(state.key != self.full_key(state.board, state.to_move)).nonzero()[0].tolist()}")
         if not np.array_equal(state.lines, self._line_bits(state.board)):
             problems.append("line masks differ from the board")
         for g in rows:
@@ -175,7 +175,7 @@ class Engine:
                 want = sorted(int(x) for x in slots[side] if x < self.s)
                 if have != want:
                     problems.append(f"game {g}: side {side} piece slots {have} != board {want}")
-            kings = np.flatnonzero(state.board[g, : self.s] == KING)
+            kings = (state.board[g, : self.s] == KING).nonzero()[0]
             king = int(kings[0]) if len(kings) else self.s
             if king != state.king_sq[g]:
                 problems.append(f"game {g}: king_sq {state.king_sq[g]} != board {king}")
@@ -236,12 +236,12 @@ class Engine:
         """
         t = self.tables
         r = board.shape[0]
-        x = np.take(lines, self._row_offsets(r, t.num_lines) + np.take(t.line_index, squares, axis=0))
-        x >>= np.take(t.line_shift, squares, axis=0)
+        x = lines.take(self._row_offsets(r, t.num_lines) + t.line_index.take(squares, axis=0))
+        x >>= t.line_shift.take(squares, axis=0)
         x &= ~(x + 1)
-        codes = np.take(board, self._row_offsets(r, self.s + 1)[:, :, 0] + squares)
+        codes = board.take(self._row_offsets(r, self.s + 1)[:, :, 0] + squares)
         sel = (to_move.astype(np.intp)[:, None] * NUM_CODES + codes) * (self.s + 1) + squares
-        x &= np.take(t.allowed_flat, sel, axis=0)
+        x &= t.allowed_flat.take(sel, axis=0)
         if self.rules.jumps:
             x |= self._jump_bits(board, to_move, squares, codes)
         return x
@@ -251,8 +251,8 @@ class Engine:
         t = self.tables
         off = self._row_offsets(board.shape[0], self.s + 1)
         n2 = t.nbr2[squares]
-        p1 = np.take(board, off + t.nbr1[squares])
-        p2 = np.take(board, off + n2)
+        p1 = board.take(off + t.nbr1[squares])
+        p2 = board.take(off + n2)
         ok = (t.jumper[codes][:, :, None] & IS_PLAIN_SOLDIER[p1]
               & (SIDE_OF[p1] != to_move[:, None, None]) & (p2 == EMPTY)
               & t.jump_land_ok[codes[:, :, None], n2])
@@ -372,7 +372,7 @@ class Engine:
         decoded = self.decode(np.where(in_range & ~is_pass, a, 0))
         origin, d, dist, _ = decoded
         own = self._mover_slots(state)
-        slot = np.argmax(own == origin[:, None], axis=1)
+        slot = (own == origin[:, None]).argmax(axis=1)
         found = own[rows, slot] == origin
         bit = (state.moves[rows, slot, d] >> (dist - 1).astype(state.moves.dtype)) & 1
         legal = np.where(is_pass, state.chain >= 0, found & (bit == 1))
@@ -387,19 +387,19 @@ class Engine:
         """Flip the line and occupancy bits of ``squares`` (one per row) that just emptied or filled
         with a piece of ``sides``."""
         t = self.tables
-        index = (rows[:, None], np.take(t.square_lines, squares, axis=0))
+        index = (rows[:, None], t.square_lines.take(squares, axis=0))
         occ = (rows, sides.astype(np.intp), t.square_rank[squares])
         if repeated_rows:  # several squares of one game may share a line: unbuffered xor
-            np.bitwise_xor.at(state.lines, index, np.take(t.square_bits, squares, axis=0))
+            np.bitwise_xor.at(state.lines, index, t.square_bits.take(squares, axis=0))
             np.bitwise_xor.at(state.occupancy, occ, t.square_file_bit[squares])
         else:
-            state.lines[index] ^= np.take(t.square_bits, squares, axis=0)
+            state.lines[index] ^= t.square_bits.take(squares, axis=0)
             state.occupancy[occ] ^= t.square_file_bit[squares]
 
     def _remove(self, state: State, rows: np.ndarray, sides: np.ndarray, squares: np.ndarray) -> None:
         """Empty the slots of the captured pieces on ``squares`` (one per row)."""
         lists = state.pieces[rows, sides]
-        slot = np.argmax(lists == squares[:, None], axis=1)
+        slot = (lists == squares[:, None]).argmax(axis=1)
         state.pieces[rows, sides, slot] = self.s
 
     def explain_illegal(self, state: State, game: int, action: int) -> str:
@@ -446,7 +446,7 @@ class Engine:
         a = a.astype(np.intp)
         running = state.reason == RUNNING
         legal, slots, decoded = self._legality(state, a)
-        bad = np.flatnonzero(running & ~legal)
+        bad = (running & ~legal).nonzero()[0]
         if len(bad):
             shown = "; ".join(f"game {g}: action {int(a[g])}: {self.explain_illegal(state, g, int(a[g]))}"
                               for g in bad[:3])
@@ -456,7 +456,7 @@ class Engine:
         is_jump = np.zeros(b, dtype=bool)
         continuation = state.chain >= 0
         is_pass = a == self.pass_action
-        mv = np.flatnonzero(running & ~is_pass)
+        mv = (running & ~is_pass).nonzero()[0]
         turn_ends = running.copy()
 
         if len(mv):
@@ -477,7 +477,7 @@ class Engine:
                 mid = t.nbr1[origin, d]
                 jump = (dist == 2) & (board[mv, mid] != EMPTY)
                 is_jump[mv] = jump
-                knight = np.flatnonzero(jump & (piece == KNIGHT))
+                knight = (jump & (piece == KNIGHT)).nonzero()[0]
                 if len(knight):  # the knight's jump always captures the jumped soldier
                     g, sq = mv[knight], mid[knight]
                     key[knight] ^= t.zobrist[board[g, sq], sq]
@@ -535,7 +535,7 @@ class Engine:
                                                  slot[sel])
                     turn_ends[chained] = False
 
-        self._end_turn(state, np.flatnonzero(turn_ends))
+        self._end_turn(state, turn_ends.nonzero()[0])
         return StepInfo(captured=captured, jump=is_jump, continuation=continuation & running,
                         turn_ended=turn_ends)
 
@@ -566,7 +566,7 @@ class Engine:
         result = np.zeros(len(to), dtype=bool)
         if not adjacent.any():
             return result
-        r = np.flatnonzero(adjacent)
+        r = adjacent.nonzero()[0]
         k, knr = ks[r], kn[r]
         pk = look(knr, r)
         hostile = IS_ATTACKER[pk] | t.king_hostile[knr]
@@ -574,7 +574,7 @@ class Engine:
             hostile |= t.is_throne[knr] & (pk == EMPTY)
         captured = hostile.all(axis=1)
         # The square beyond the king, seen from the moved piece.
-        d_mover = np.argmax(knr == to[r, None], axis=1)
+        d_mover = (knr == to[r, None]).argmax(axis=1)
         opp = t.nbr1[k, OPPOSITE[d_mover]]
         p_opp = look(opp[:, None], r)[:, 0]
         if self.rules.king_capture == "tablut":
@@ -603,7 +603,7 @@ class Engine:
         def_rows = occupancy[:, 1]
         reach = open_rows & t.edge_rows
         found = (reach & def_rows).any(axis=1)
-        live = np.flatnonzero(~found)
+        live = (~found).nonzero()[0]
         encircled = np.zeros(r, dtype=bool)
         x, o, dr = reach[live], open_rows[live], def_rows[live]
         while len(live):
@@ -651,7 +651,7 @@ class Engine:
         good |= self._king_captured(look, pc, land, sd, state.king_sq[g])
         cont = np.zeros((r, 4), dtype=x.dtype)
         np.bitwise_or.at(cont, (ri[good], di[good]), (1 << ki[good]).astype(x.dtype))
-        pending = np.flatnonzero(cont.any(axis=1))
+        pending = cont.any(axis=1).nonzero()[0]
         chained = rows[pending]
         state.moves[chained] = 0
         state.moves[chained, slot[pending]] = cont[pending]
@@ -727,7 +727,7 @@ class Engine:
         cols = np.arange(lo, hi)
         same = (window == state.key[rows, None]) & (cols >= state.last_irreversible[rows, None]) \
             & (cols <= turn[:, None])
-        rep = np.flatnonzero(same.sum(axis=1) >= 3)
+        rep = (same.sum(axis=1) >= 3).nonzero()[0]
         if not len(rep):
             return
         g = rows[rep]
