@@ -37,10 +37,17 @@ PLANE_NAMES = (
     "throne", "corners", "escape", "to_move", "is_defender", "chain", "repeated", "progress",
 )
 
-# piece code -> (plane if seen by the attackers, plane if seen by the defenders); -1: none
+# _PLANE_OF[side, code]: the piece plane of `code` seen by `side` (-1: none).
 _PLANE_OF = np.full((2, 7), -1, dtype=np.intp)
 _PLANE_OF[0, [ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, KNIGHT, KING]] = [0, 1, 3, 4, 5]
 _PLANE_OF[1, [ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, KNIGHT, KING]] = [3, 4, 0, 1, 2]
+
+# _ONE_HOT[side * 7 + code] = the six piece planes of a square holding `code`, seen by `side`.
+_ONE_HOT = np.zeros((2 * 7, 6), dtype=np.float32)
+for _side in (0, 1):
+    for _code in range(7):
+        if _PLANE_OF[_side, _code] >= 0:
+            _ONE_HOT[_side * 7 + _code, _PLANE_OF[_side, _code]] = 1.0
 
 
 def observation_shape(engine: Engine) -> tuple[int, int, int]:
@@ -48,30 +55,31 @@ def observation_shape(engine: Engine) -> tuple[int, int, int]:
 
 
 def static_planes(engine: Engine) -> np.ndarray:
-    """(S, 3) throne, corner and escape planes, which never change within a variant."""
-    t = engine.tables
-    s = engine.s
-    out = np.zeros((s, 3), dtype=np.float32)
-    out[t.throne, 0] = 1
-    out[:, 1] = (t.is_corner & engine.rules.restricted_corners)[:s]
-    out[:, 2] = t.escape[:s]
-    return out
+    """(S, 3) throne, corner and escape planes, which never change within a variant (cached)."""
+    planes = engine._cache.get("static_planes")
+    if planes is None:
+        t = engine.tables
+        s = engine.s
+        planes = np.zeros((s, 3), dtype=np.float32)
+        planes[t.throne, 0] = 1
+        planes[:, 1] = (t.is_corner & engine.rules.restricted_corners)[:s]
+        planes[:, 2] = t.escape[:s]
+        engine._cache["static_planes"] = planes
+    return planes
 
 
 def observe(engine: Engine, state: State, perspective: np.ndarray) -> np.ndarray:
     """(B, N, N, 14) float32 planes of every game, seen by ``perspective`` (B,) 0/1 sides."""
     b, s, n = len(state), engine.s, engine.n
     side = np.asarray(perspective, dtype=np.intp).reshape(b)
-    obs = np.zeros((b, s, NUM_PLANES), dtype=np.float32)
-    planes = _PLANE_OF[side[:, None], state.board[:, :s]]        # (B, S)
-    rows, squares = np.nonzero(planes >= 0)
-    obs[rows, squares, planes[rows, squares]] = 1.0
+    obs = np.empty((b, s, NUM_PLANES), dtype=np.float32)
+    obs[:, :, :6] = _ONE_HOT.take(side[:, None] * 7 + state.board[:, :s], axis=0)
     obs[:, :, 6:9] = static_planes(engine)
     obs[:, :, 9] = (state.to_move == side)[:, None]
     obs[:, :, 10] = (side == 1)[:, None]
-    chained = np.flatnonzero(state.chain >= 0)
+    obs[:, :, 11] = 0.0
+    chained = (state.chain >= 0).nonzero()[0]
     obs[chained, state.chain[chained], 11] = 1.0
-    obs[:, :, 12] = (engine.repetition_count(state) >= 2)[:, None]
-    if engine.rules.max_turns:
-        obs[:, :, 13] = (state.turn / engine.rules.max_turns)[:, None]
+    obs[:, :, 12] = (state.repeats >= 2)[:, None]
+    obs[:, :, 13] = (state.turn / engine.rules.max_turns)[:, None] if engine.rules.max_turns else 0.0
     return obs.reshape(b, n, n, NUM_PLANES)

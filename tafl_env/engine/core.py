@@ -114,6 +114,7 @@ class Engine:
             history=np.zeros((b, cap), dtype=np.uint64),
             last_irreversible=np.zeros(b, dtype=np.int32),
             seen=np.zeros((b, 4), dtype=np.uint64),
+            repeats=np.ones(b, dtype=np.int16),
             lines=np.tile(self._line_bits(board[None]), (b, 1)),
             occupancy=np.tile(self._occupancy(board), (b, 1, 1)),
             pieces=np.tile(pieces, (b, 1, 1)),
@@ -186,6 +187,17 @@ class Engine:
             bad = quiet[(fresh != state.moves[quiet]).reshape(len(quiet), -1).any(axis=1)]
             if len(bad):
                 problems.append(f"cached moves differ from a fresh generation in games {bad.tolist()}")
+        running = rows[state.reason == RUNNING]
+        if len(running):
+            sub = state.take(running)
+            last = sub.history[np.arange(len(running)), sub.turn]
+            cols = np.arange(sub.history.shape[1])
+            # Inside a chain after a capture, last_irreversible already names the coming turn.
+            start = np.minimum(sub.last_irreversible, sub.turn)
+            live = (cols >= start[:, None]) & (cols <= sub.turn[:, None])
+            counts = ((sub.history == last[:, None]) & live).sum(axis=1)
+            if not np.array_equal(counts, sub.repeats):
+                problems.append(f"repetition counts {sub.repeats.tolist()} != history {counts.tolist()}")
         over = rows[state.reason != RUNNING]
         if state.moves[over].any():
             problems.append("finished games have moves")
@@ -195,18 +207,10 @@ class Engine:
         """(B,) how often the current position has occurred so far (1 = first time).
 
         Counts recorded whole-turn positions equal to the current one since the last capture;
-        inside a berserk chain the position of the chain's start is counted.
+        inside a berserk chain the position of the chain's start is counted. The engine keeps
+        this count up to date at every turn's end (``State.repeats``).
         """
-        b = len(state)
-        if b == 0:
-            return np.zeros(0, dtype=np.int64)
-        last = state.history[np.arange(b), state.turn]
-        lo = int(state.last_irreversible.min())
-        hi = int(state.turn.max()) + 1
-        cols = np.arange(lo, hi)
-        window = state.history[:, lo:hi]
-        live = (cols >= state.last_irreversible[:, None]) & (cols <= state.turn[:, None])
-        return ((window == last[:, None]) & live).sum(axis=1)
+        return state.repeats.astype(np.int64)
 
     def position(self, state: State, game: int = 0) -> str:
         return format_position(state.board[game], self.n)
@@ -682,8 +686,12 @@ class Engine:
         fresh = rows[state.last_irreversible[rows] == turn]
         state.seen[fresh] = 0
         maybe_seen = self._bloom_check_and_add(state, rows)
-        if self.rules.repetition != "ignore":
-            self._judge_repetition(state, rows[maybe_seen & (state.reason[rows] == RUNNING)])
+        state.repeats[rows] = 1
+        candidates = rows[maybe_seen & (state.reason[rows] == RUNNING)]
+        if len(candidates):
+            self._count_repeats(state, candidates)
+            if self.rules.repetition != "ignore":
+                self._judge_repetition(state, candidates[state.repeats[candidates] >= 3])
         live = rows[state.reason[rows] == RUNNING]
         if len(live) < len(rows):
             state.moves[rows] = 0
@@ -716,10 +724,8 @@ class Engine:
             state.reason[stuck] = NO_MOVES
             state.moves[stuck] = 0
 
-    def _judge_repetition(self, state: State, rows: np.ndarray) -> None:
-        """Third occurrence of ``Qk`` ends the game; who began the repetition loses (§3.9, §6.4)."""
-        if not len(rows):
-            return
+    def _count_repeats(self, state: State, rows: np.ndarray) -> None:
+        """Set ``repeats`` of ``rows``: occurrences of the current position since the last capture."""
         turn = state.turn[rows]
         lo = int(state.last_irreversible[rows].min())
         hi = int(turn.max()) + 1
@@ -727,11 +733,14 @@ class Engine:
         cols = np.arange(lo, hi)
         same = (window == state.key[rows, None]) & (cols >= state.last_irreversible[rows, None]) \
             & (cols <= turn[:, None])
-        rep = (same.sum(axis=1) >= 3).nonzero()[0]
-        if not len(rep):
+        state.repeats[rows] = same.sum(axis=1)
+
+    def _judge_repetition(self, state: State, g: np.ndarray) -> None:
+        """Third occurrence of ``Qk`` ends the game; who began the repetition loses (§3.9, §6.4)."""
+        if not len(g):
             return
-        g = rows[rep]
-        k = turn[rep].astype(np.intp)
+        k = state.turn[g].astype(np.intp)
+        hi = int(k.max()) + 1
         hist = state.history[g, :hi]
         ar = np.arange(hi)
         occ = (hist == state.key[g, None]) & (ar <= k[:, None])

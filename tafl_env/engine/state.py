@@ -38,6 +38,8 @@ class State:
         seen:       (B, 4) uint64, a 256-bit Bloom filter of the keys recorded since
                     ``last_irreversible``: a key whose bit is clear cannot be a repetition, so the
                     history is scanned only for the few games whose bit is set.
+        repeats:    (B,) int16, occurrences of the current (whole-turn) position since the last
+                    capture, 1 the first time; a third occurrence ends the game (§3.9).
         lines:      (B, 4N+1) empty-square bit masks of every column and row, plain and reversed
                     (bit i of a column is rank i), kept in step with ``board`` by the engine;
                     the last column is always 0.
@@ -62,6 +64,7 @@ class State:
     history: np.ndarray
     last_irreversible: np.ndarray
     seen: np.ndarray
+    repeats: np.ndarray
     lines: np.ndarray
     occupancy: np.ndarray
     pieces: np.ndarray
