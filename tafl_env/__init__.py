@@ -5,24 +5,27 @@ from .errors import (IllegalMoveError, InvalidMoveError, InvalidOptionError, Inv
 from .game import Game, Move, Outcome
 from .rules import EXTRA_VARIANTS, VARIANTS, RuleSet, make_rules
 
-import sys as _sys
-
 __version__ = "0.1.0"
 
 __all__ = ["VARIANTS", "EXTRA_VARIANTS", "RuleSet", "make_rules", "Game", "Move", "Outcome",
            "TaflError", "UnknownVariantError", "InvalidOptionError", "InvalidPositionError",
-           "InvalidMoveError", "IllegalMoveError", "env", "raw_env", "TaflEnv"]
+           "InvalidMoveError", "IllegalMoveError", "env", "raw_env", "TaflEnv", "TaflVectorEnv",
+           "TaflSingleEnv", "register_envs", "ENV_IDS"]
+
+# The environment front ends load on first use, so that `import tafl_env` (and the rule commands
+# of the `tafl` CLI) stay numpy-only and start fast.
+_LAZY = {"env": "aec", "raw_env": "aec", "TaflEnv": "aec", "TaflVectorEnv": "vector",
+         "TaflSingleEnv": "single"}
 
 
 def __getattr__(name):
-    # The PettingZoo front end loads on first use, so that `import tafl_env` (and the rule
-    # commands of the `tafl` CLI) stay numpy-only and start fast.
-    if name in ("env", "raw_env", "TaflEnv"):
-        from . import aec
+    if name in _LAZY:
+        import importlib
 
-        return getattr(aec, name)
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'tafl_env' has no attribute {name!r}")
 
 
-if "pettingzoo" in _sys.modules:  # `import pettingzoo, tafl_env`: pettingzoo.make("aec", id) works
-    from . import aec as _aec  # noqa: F401
+from .registration import ENV_IDS, install_import_hooks, register_envs  # noqa: E402
+
+install_import_hooks()  # registers the ids with Gymnasium/PettingZoo once either is imported

@@ -32,6 +32,7 @@ from .game import Game, engine_for
 from .observation import observation_shape, observe
 from .render import HumanRenderer, render_ansi, render_rgb
 from .rules import SIDES, VARIANTS, RuleSet, make_rules
+from .registration import ENV_IDS, env_id, register_pettingzoo
 
 AGENTS = SIDES  # ("attacker", "defender"): agent name = side name, index = side code
 
@@ -351,20 +352,10 @@ def env(variant: str | RuleSet, render_mode: str | None = None, **kwargs: Any) -
 
 def registry_id(variant: str | RuleSet) -> str:
     """``'historical_tablut'`` → ``'tafl/HistorischesTablut-v0'``."""
-    return f"tafl/{make_rules(variant).title.replace(' ', '')}-v0"
+    return env_id(variant.name if isinstance(variant, RuleSet) else variant)
 
 
-REGISTRY_IDS: dict[str, str] = {registry_id(v): v for v in VARIANTS}
-"""Registered id → variant id, for the five variants of RULES.md (as Gymnasium's registration does)."""
+REGISTRY_IDS: dict[str, str] = {name: variant for variant, name in ENV_IDS.items()}
+"""Registered id → variant id, for the five variants of RULES.md."""
 
-
-def register_envs() -> None:
-    """Register every variant with ``pettingzoo.make("aec", ...)`` (done on import; idempotent)."""
-    from pettingzoo import aec_registry, register
-
-    for env_id, variant in REGISTRY_IDS.items():
-        if env_id not in aec_registry:
-            register("aec", env_id, entry_point="tafl_env.aec:env", kwargs={"variant": variant})
-
-
-register_envs()
+register_pettingzoo()
