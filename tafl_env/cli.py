@@ -7,6 +7,8 @@
     tafl perft VARIANT DEPTH [--position POS --to-move SIDE] [--moves MOVE...]
     tafl replay VARIANT [--position POS --to-move SIDE] MOVE... | --file F
     tafl bench [VARIANT...] [--batch B...] [--seconds S]
+    tafl eval --config FILE [--games N] [--out DIR] [--agents NAME...]   a round-robin tournament
+    tafl play VARIANT --vs AGENT [--side attacker|defender] [--seed S]   play an agent in the terminal
 
 Every command takes ``--json``: then the last line of stdout is one JSON object. The rule commands
 (``moves``, ``perft``, ``replay``) take ``--option NAME=VALUE`` (repeatable) for any rule option of
@@ -16,7 +18,8 @@ side, a malformed position or move, an illegal move) ends with exit status 2 and
 stderr, without a traceback.
 
 The rule commands import no training library (no torch, SB3, gymnasium or pettingzoo): only numpy
-and this package, so that scripts may call them thousands of times.
+and this package, so that scripts may call them thousands of times. ``eval`` and ``play`` import the
+``agents`` package (and, for ``eval``, PyYAML, tqdm and matplotlib) only when they run.
 
     >>> main(["perft", "historical_tablut", "1"])
     80
@@ -343,6 +346,121 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from agents.evaluate import AgentSpecError, ConfigError, format_report, load_tournament_config, run_tournament, summary_line
+
+    try:
+        config = load_tournament_config(args.config)
+        if args.seed is not None:
+            config["seed"] = args.seed
+        if args.records:
+            config["records"] = True
+        result = run_tournament(config, games_per_pair=args.games, out_dir=args.out, agents=args.agents,
+                                progress=not args.no_progress)
+    except (ConfigError, AgentSpecError) as exc:
+        raise CommandError(str(exc)) from None
+    print(format_report(result))
+    print(f"results written to {result['out_dir']}")
+    if args.json:
+        emit_json(summary_line(result))
+    return 0
+
+
+PLAY_HELP = """Type a move in notation (RULES.md section 1), e.g. d2-d3, f7^f9 (a jump), or 'pass' to
+end a berserk chain; captures need not be written. Other commands:
+  moves   list your legal moves
+  board   draw the board again
+  help    this text
+  quit    give up and leave"""
+
+
+def _board_text(game) -> str:
+    try:
+        from .render import render_ansi
+    except ImportError:  # pragma: no cover - render.py is part of the package
+        return str(game)
+    return render_ansi(game.engine, game.state)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from agents import make_agent
+
+    from .game import Game
+    from .errors import IllegalMoveError, InvalidMoveError
+    from .notation import PASS, parse_move, square_name
+
+    try:
+        agent = make_agent(args.vs, seed=args.seed)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    game = Game(args.variant, position=args.position, to_move=args.to_move, **_rule_options(args, cap=True))
+    human = args.side
+    them = SIDES[1 - SIDES.index(human)]
+    own_codes = {"attacker": (1, 2), "defender": (3, 4, 5)}[human]  # RULES §1 piece codes
+    stdin = sys.stdin
+    print(f"{game.rules.title}: you play the {human}s "
+          f"against {args.vs} ({them}s). Type 'help' for help.")
+    print(_board_text(game))
+    quit_ = False
+    while not game.is_over():
+        if game.to_move != human:
+            action = int(agent.act(game.engine, game.state)[0])
+            move = game.push(action)
+            print(f"{args.vs} ({them}) plays {move.notation}")
+            print(_board_text(game))
+            continue
+        chain = f" (berserk chain on {game.chain}: capture again or 'pass')" if game.chain else ""
+        print(f"your move ({human}){chain}> ", end="", flush=True)
+        line = stdin.readline()
+        if not line:
+            print("\nend of input: leaving the game")
+            quit_ = True
+            break
+        text = line.strip()
+        if not text:
+            continue
+        low = text.lower()
+        if low in ("quit", "exit", "q", "resign"):
+            print("you left the game")
+            quit_ = True
+            break
+        if low in ("help", "?", "h"):
+            print(PLAY_HELP)
+            continue
+        if low == "board":
+            print(_board_text(game))
+            continue
+        if low == "moves":
+            print(" ".join(m.notation for m in game.legal_moves()))
+            continue
+        try:
+            parsed = parse_move(text, game.n)
+            if parsed != PASS and int(game.state.board[0, parsed.origin]) not in own_codes \
+                    and int(game.state.board[0, parsed.origin]) != 0:
+                raise IllegalMoveError(f"the piece on {square_name(parsed.origin, game.n)} is not yours "
+                                       f"(you play the {human}s)")
+            move = game.push(text)
+        except InvalidMoveError as exc:
+            print(f"cannot read that move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
+            continue
+        except IllegalMoveError as exc:
+            print(f"not a legal move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
+            continue
+        print(f"you play {move.notation}")
+        print(_board_text(game))
+    if quit_:
+        outcome = "abandoned"
+    else:
+        outcome = _result_text(game)
+        verdict = ("a draw" if game.result == "draw" else "you win" if game.result == human else "you lose")
+        print(f"game over: {outcome} after {game.turns} turns: {verdict}")
+    if args.json:
+        emit_json({"variant": game.variant, "human": human, "opponent": args.vs, "result": game.result,
+                   "reason": game.reason, "turns": game.turns, "abandoned": quit_,
+                   "moves": [m.notation for m in game.moves]})
+    return 0
+
+
 # --- the parser -----------------------------------------------------------------------------------
 
 def _add_json(p: argparse.ArgumentParser) -> None:
@@ -433,6 +551,35 @@ def build_parser() -> argparse.ArgumentParser:
     _add_rule_options(p, cap_help=None)
     _add_json(p)
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("eval", help="run a round-robin tournament from a YAML config",
+                       description="Run a round-robin tournament (agents/evaluate.py) from a YAML config "
+                                   "(configs/tournaments/*.yaml): every pair plays both ways round; writes "
+                                   "results.json, games.csv, ratings.csv and ratings.png to the output dir.")
+    p.add_argument("--config", "-c", required=True, metavar="FILE", help="the tournament config (YAML)")
+    p.add_argument("--games", type=_positive_int, metavar="N",
+                   help="games per pair (even), instead of the config's games_per_pair")
+    p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
+    p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
+    p.add_argument("--seed", type=int, help="base seed, instead of the config's seed")
+    p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_json(p)
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("play", help="play against an agent in the terminal",
+                       description="Play against an agent in the terminal: type moves in notation "
+                                   "('moves' lists the legal moves, 'help', 'quit'). Reads stdin line by "
+                                   "line, so it can be driven by a pipe.")
+    p.add_argument("variant", metavar="VARIANT")
+    p.add_argument("--vs", required=True, metavar="AGENT",
+                   help="the opponent: random, greedy, mcts:N or policy:PATH")
+    p.add_argument("--side", choices=SIDES, default="attacker", help="your side (default: attacker)")
+    p.add_argument("--seed", type=int, default=None, help="the agent's random seed")
+    _add_start(p)
+    _add_rule_options(p, cap_help="stop the game after N turns (default: the variant's move cap)")
+    _add_json(p)
+    p.set_defaults(func=cmd_play)
     return parser
 
 
