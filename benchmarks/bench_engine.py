@@ -16,57 +16,18 @@ written down, not asserted in a timed unit test).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
-import platform
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from tafl_env import VARIANTS
-from tafl_env.bench import bench_engine, format_table
+from tafl_env.bench import append_section, bench_engine, format_table, machine_info
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "RESULTS.md"
 DEFAULT_BATCHES = (1, 64, 1024, 4096)
-
-
-def cpu_model() -> str:
-    """The CPU model from /proc/cpuinfo (Linux), else what ``platform`` knows."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def machine_info() -> dict[str, str]:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 0
-    return {
-        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "platform": platform.platform(),
-        "cpu": cpu_model(),
-        "cores": f"{os.cpu_count()} logical ({usable} usable by this process)",
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-    }
-
-
-def section(results: list[dict], info: dict[str, str], seconds: float, argv: list[str]) -> str:
-    lines = [f"## {info['date']}", ""]
-    lines += [f"- {key}: {value}" for key, value in info.items() if key != "date"]
-    lines += [f"- timed seconds per row: {seconds:g}; command: `python benchmarks/bench_engine.py "
-              f"{' '.join(argv)}`".rstrip() + "", ""]
-    lines += [format_table(results), ""]
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,17 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(results))
     if args.write or args.out is not None:
         out = args.out or DEFAULT_OUT
-        text = section(results, info, args.seconds, argv)
-        new = not out.exists() or out.stat().st_size == 0
-        with open(out, "a", encoding="utf-8") as fh:
-            if new:
-                fh.write("# Engine benchmark results\n\nWritten by `benchmarks/bench_engine.py --write`: "
-                         "batched random self-play steps per second (one step = one move of one game; "
-                         "the full legal mask every step, finished games restarted) and the peak traced "
-                         "memory (MiB) of the batch over a few steps.\n\n")
-            else:
-                fh.write("\n")
-            fh.write(text)
+        append_section(out, "Engine: batched random self-play", info,
+                       f"python benchmarks/bench_engine.py {' '.join(argv)}".rstrip(), format_table(results),
+                       notes=(f"timed seconds per row: {args.seconds:g}",
+                              "one step = one move of one game; the full legal mask (packed) every step, a "
+                              "uniformly random legal action per game, finished games restarted; peak MiB = "
+                              "traced memory of the batch over a few steps"))
         print(f"appended to {out}", file=sys.stderr)
     if args.json:
         print(json.dumps({"machine": info, "results": results}))

@@ -19,18 +19,16 @@ DESIGN.md: speed is measured and written down with the machine and the date, not
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from tafl_env.bench import append_section, machine_info
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "RESULTS.md"
-TITLE = "# Benchmark results\n\nMeasured with the scripts in `benchmarks/`; newest sections last.\n"
 
 
 def bench_aec(make, seconds: float, seed: int = 0) -> dict:
@@ -86,31 +84,6 @@ def bench_engine_single(variant: str, seconds: float, seed: int = 0) -> dict:
     return {"steps_per_s": steps / (clock() - start)}
 
 
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def machine_info() -> dict[str, str]:
-    import pettingzoo
-
-    return {
-        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "platform": platform.platform(),
-        "cpu": cpu_model(),
-        "cores": str(os.cpu_count()),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "pettingzoo": pettingzoo.__version__,
-    }
-
-
 def table(rows: list[dict]) -> str:
     out = ["| variant | board | env() steps/s | raw_env steps/s | engine B=1 steps/s | episodes (env()) |",
            "|---|---|---:|---:|---:|---:|"]
@@ -148,16 +121,12 @@ def main(argv: list[str] | None = None) -> int:
 
     out = args.out or (DEFAULT_OUT if args.write else None)
     if out is not None:
-        info = machine_info()
-        lines = [f"## AEC environment (bench_env.py), {info.pop('date')}", ""]
-        lines += [f"- {k}: {val}" for k, val in info.items()]
-        lines += [f"- timed seconds per cell: {args.seconds:g}; command: "
-                  f"`python benchmarks/bench_env.py {' '.join(argv)}`", "", text, ""]
-        new = not out.exists()
-        with open(out, "a", encoding="utf-8") as fh:
-            if new:
-                fh.write(TITLE + "\n")
-            fh.write("\n" + "\n".join(lines))
+        append_section(out, "AEC environment (bench_env.py)", machine_info("pettingzoo"),
+                       f"python benchmarks/bench_env.py {' '.join(argv)}".rstrip(), text,
+                       notes=(f"timed seconds per cell: {args.seconds:g}",
+                              "steps through the public API: last() (observation and mask), then step() "
+                              "with a random legal action; engine B=1 = the bare engine's single-game "
+                              "random self-play on the same machine"))
         print(f"appended to {out}", file=sys.stderr)
     return 0
 

@@ -35,10 +35,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_engine import DEFAULT_OUT, machine_info  # noqa: E402
+from bench_engine import DEFAULT_OUT  # noqa: E402
 
 from tafl_env import VARIANTS  # noqa: E402
-from tafl_env.bench import bench_engine  # noqa: E402
+from tafl_env.bench import append_section, bench_engine, machine_info  # noqa: E402
 from tafl_env.vector import TaflVectorEnv  # noqa: E402
 
 MODES = ("self-play", "vs random")
@@ -165,19 +165,14 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def section(rows: list[dict], info: dict[str, str], seconds: float, argv: list[str]) -> str:
-    lines = [f"## Vector envs, {info['date']}", ""]
-    lines += [f"- {key}: {value}" for key, value in info.items() if key != "date"]
-    lines += [f"- timed seconds per row: {seconds:g}; command: `python benchmarks/bench_vector.py "
-              f"{' '.join(argv)}`".rstrip(),
-              "- engine, engine+mask: bare-engine random self-play of B games, moves/s (packed mask; "
-              "int8 mask unpacked every step). Env steps/s count B per `step` call (self-play: B "
-              "slots = B/2 games, one move per game per call; vs random: the learner's move plus the "
-              "opponent's reply); moves/s in brackets count the engine moves the env played. Only "
-              "`step` is timed (the random actions are drawn from the masks outside the timing); "
-              "ratio = engine ÷ env (target ≤ 2). Each figure is the best of the interleaved rounds.", ""]
-    lines += [format_table(rows), ""]
-    return "\n".join(lines)
+NOTES = (
+    "engine, engine+mask: bare-engine random self-play of B games, moves/s (packed mask; int8 mask "
+    "unpacked every step). Env steps/s count B per `step` call (self-play: B slots = B/2 games, one move "
+    "per game per call; vs random: the learner's move plus the opponent's reply); moves/s in brackets "
+    "count the engine moves the env played. Only `step` is timed (the random actions are drawn from the "
+    "masks outside the timing); ratio = engine ÷ env (target ≤ 2). Each figure is the best of the "
+    "interleaved rounds.",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,20 +192,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.batch < 2 or args.batch % 2:
         p.error("--batch must be even and >= 2 (self-play uses two slots per game)")
 
-    info = machine_info()
+    info = machine_info("gymnasium", "stable_baselines3")
     print(", ".join(f"{k}: {v}" for k, v in info.items()), flush=True)
     rows = run(args.variants, args.batch, args.seconds, args.seed, sb3=not args.no_sb3, rounds=args.rounds)
     print(format_table(rows))
     if args.write or args.out is not None:
         out = args.out or DEFAULT_OUT
-        new = not out.exists() or out.stat().st_size == 0
-        with open(out, "a", encoding="utf-8") as fh:
-            if new:
-                fh.write("# Benchmark results\n\nDated sections appended by the scripts in `benchmarks/` "
-                         "(`bench_engine.py --write`, `bench_vector.py --write`).\n\n")
-            else:
-                fh.write("\n")
-            fh.write(section(rows, info, args.seconds, argv))
+        append_section(out, "Vector envs (bench_vector.py)", info,
+                       f"python benchmarks/bench_vector.py {' '.join(argv)}".rstrip(), format_table(rows),
+                       notes=(f"timed seconds per row: {args.seconds:g}",) + NOTES)
         print(f"appended to {out}", file=sys.stderr)
     if args.json:
         print(json.dumps({"machine": info, "results": rows}))

@@ -134,3 +134,61 @@ def format_table(results: list[dict]) -> str:
     for r in results:
         lines.append(f"| {r['variant']} | {r['batch']} | {r['steps_per_s']:,.0f} | {r['peak_mem_mb']:.2f} |")
     return "\n".join(lines)
+
+
+# --- writing results down (shared by the scripts in benchmarks/) -------------------------------------
+
+RESULTS_TITLE = ("# Benchmark results\n\nMeasured with the scripts in `benchmarks/`, each section with its "
+                 "machine, date and command; newest sections last.\n")
+
+
+def cpu_model() -> str:
+    """The CPU model from /proc/cpuinfo (Linux), else what ``platform`` knows."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine_info(*packages: str) -> dict[str, str]:
+    """Date, platform, CPU, cores, Python and numpy versions, plus those of ``packages``."""
+    import datetime
+    import importlib
+    import os
+    import platform
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 0
+    info = {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cores": f"{os.cpu_count()} logical ({usable} usable by this process)",
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+    for name in packages:
+        info[name] = getattr(importlib.import_module(name), "__version__", "?")
+    return info
+
+
+def append_section(path, heading: str, info: dict[str, str], command: str, body: str,
+                   notes: tuple[str, ...] = ()) -> None:
+    """Append a dated markdown section (machine, command, notes, table) to ``path``."""
+    from pathlib import Path
+
+    path = Path(path)
+    lines = [f"## {heading}, {info['date']}", ""]
+    lines += [f"- {key}: {value}" for key, value in info.items() if key != "date"]
+    lines += [f"- command: `{command}`"] + [f"- {note}" for note in notes] + ["", body, ""]
+    new = not path.exists() or path.stat().st_size == 0
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write((RESULTS_TITLE if new else "") + "\n" + "\n".join(lines))
