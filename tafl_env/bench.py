@@ -17,7 +17,7 @@ over a few steps of a fresh batch, and counts the batch's state plus the tempora
 
     >>> r = bench_engine("legacy_ard_ri", 8, 0.05)
     >>> sorted(r)
-    ['batch', 'games_finished', 'peak_mem_mb', 'seconds', 'steps', 'steps_per_s', 'variant']
+    ['batch', 'games_finished', 'peak_mem_mb', 'seconds', 'steps', 'steps_per_cpu_s', 'steps_per_s', 'variant']
     >>> r["steps"] % 8, r["steps_per_s"] > 0, r["peak_mem_mb"] > 0
     (0, True, True)
 """
@@ -46,11 +46,13 @@ def _engine(variant: str, options: dict) -> Engine:
 
 
 def _run(eng: Engine, state: State, fresh: State, rng: np.random.Generator, steps: int | None,
-         seconds: float | None, unpack_mask: bool) -> tuple[int, int, float]:
-    """Batched random self-play for ``steps`` batched steps or ``seconds``; (steps, finished, time)."""
+         seconds: float | None, unpack_mask: bool) -> tuple[int, int, float, float]:
+    """Batched random self-play for ``steps`` batched steps or ``seconds``;
+    (steps, finished, wall seconds, CPU seconds of this process)."""
     b = len(state)
     zeros_cache: dict[int, np.ndarray] = {}
     done_steps = finished = 0
+    c0 = time.process_time()
     t0 = time.perf_counter()
     deadline = t0 + seconds if seconds is not None else None
     while True:
@@ -71,7 +73,7 @@ def _run(eng: Engine, state: State, fresh: State, rng: np.random.Generator, step
             break
         if deadline is not None and time.perf_counter() >= deadline:
             break
-    return done_steps * b, finished, time.perf_counter() - t0
+    return done_steps * b, finished, time.perf_counter() - t0, time.process_time() - c0
 
 
 def peak_memory_mb(variant: str, batch: int, seed: int = 0, steps: int = MEMORY_STEPS,
@@ -115,12 +117,14 @@ def bench_engine(variant: str, batch: int, seconds: float, seed: int = 0, *,
     state = eng.initial_state(batch)
     fresh = eng.initial_state(1)
     _run(eng, state, fresh, rng, 2, None, unpack_mask)  # warm-up: first-call costs are not timed
-    steps, finished, elapsed = _run(eng, state, fresh, rng, None, float(seconds), unpack_mask)
+    steps, finished, elapsed, cpu = _run(eng, state, fresh, rng, None, float(seconds), unpack_mask)
     peak = peak_memory_mb(variant, batch, seed, unpack_mask=unpack_mask, **options)
     return {
         "variant": variant,
         "batch": batch,
         "steps_per_s": steps / elapsed if elapsed > 0 else float("inf"),
+        # CPU time of this process only: stays meaningful when other jobs share the cores.
+        "steps_per_cpu_s": steps / cpu if cpu > 0 else float("inf"),
         "peak_mem_mb": peak,
         "steps": steps,
         "seconds": elapsed,
@@ -130,9 +134,10 @@ def bench_engine(variant: str, batch: int, seconds: float, seed: int = 0, *,
 
 def format_table(results: list[dict]) -> str:
     """A markdown table of :func:`bench_engine` results."""
-    lines = ["| variant | batch | steps/s | peak MiB |", "|---|---:|---:|---:|"]
+    lines = ["| variant | batch | steps/s (wall) | steps per CPU-s | peak MiB |", "|---|---:|---:|---:|---:|"]
     for r in results:
-        lines.append(f"| {r['variant']} | {r['batch']} | {r['steps_per_s']:,.0f} | {r['peak_mem_mb']:.2f} |")
+        lines.append(f"| {r['variant']} | {r['batch']} | {r['steps_per_s']:,.0f} | "
+                     f"{r.get('steps_per_cpu_s', float('nan')):,.0f} | {r['peak_mem_mb']:.2f} |")
     return "\n".join(lines)
 
 
