@@ -1,0 +1,113 @@
+"""Agent throughput per variant: random-vs-random and greedy-vs-greedy games per second at full batch
+(B games in one batch, both sides played by the agent, finished games restarted in place), and MCTS
+simulations per second (one ``act`` call on a batch of games from the start position).
+
+    python benchmarks/bench_agents.py                         # all variants, B=256, ~3 s per cell
+    python benchmarks/bench_agents.py --variants legacy_ard_ri --batch 64 --seconds 1
+    python benchmarks/bench_agents.py --write                 # append a dated section to RESULTS.md
+
+Games per second counts games that ended within the timed window (a game restarted in place starts
+again from the variant's start); moves per second counts one action of one game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tafl_env import VARIANTS, make_rules
+from tafl_env.bench import append_section, machine_info
+from tafl_env.engine import Engine
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from agents import make_agent  # noqa: E402
+from agents.mcts import MCTSAgent  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_OUT = HERE / "RESULTS.md"
+
+
+def selfplay(variant: str, spec: str, batch: int, seconds: float, seed: int = 0) -> dict:
+    eng = Engine(make_rules(variant))
+    agent = make_agent(spec, seed=seed)
+    st = eng.initial_state(batch)
+    fresh = eng.initial_state(batch)
+    games = moves = 0
+    start = time.perf_counter()
+    worst = 0.0
+    while True:
+        t0 = time.perf_counter()
+        a = agent.act(eng, st)
+        eng.step(st, a)
+        worst = max(worst, time.perf_counter() - t0)
+        moves += int((a >= 0).sum())
+        done = np.flatnonzero(st.done)
+        if len(done):
+            games += len(done)
+            st.put(done, fresh.take(done))
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            break
+    # no game finished in the window: report nan (moves/s still says how fast the agent is)
+    return {"games_per_s": games / elapsed if games else float("nan"),
+            "moves_per_s": moves / elapsed, "worst_step_s": worst}
+
+
+def mcts_rate(variant: str, batch: int, simulations: int, seed: int = 0) -> dict:
+    eng = Engine(make_rules(variant))
+    agent = MCTSAgent(simulations=simulations, seed=seed)
+    st = eng.initial_state(batch)
+    t0 = time.perf_counter()
+    agent.act(eng, st)
+    dt = time.perf_counter() - t0
+    return {"sims_per_s": batch * simulations / dt}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), metavar="VARIANT")
+    p.add_argument("--batch", type=int, default=256, help="games per batch for self-play (default 256)")
+    p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per self-play cell")
+    p.add_argument("--mcts-batch", type=int, default=8, help="games per MCTS call (default 8)")
+    p.add_argument("--simulations", type=int, default=64, help="MCTS simulations per game (default 64)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--write", action="store_true", help=f"append a dated section to {DEFAULT_OUT.name}")
+    p.add_argument("--out", type=Path, default=None, help="append to this file instead (implies --write)")
+    args = p.parse_args(argv)
+
+    info = machine_info()
+    print(", ".join(f"{k}: {v}" for k, v in info.items()), file=sys.stderr, flush=True)
+    rows = []
+    for v in args.variants:
+        r = selfplay(v, "random", args.batch, args.seconds, args.seed)
+        g = selfplay(v, "greedy", args.batch, args.seconds, args.seed)
+        m = mcts_rate(v, args.mcts_batch, args.simulations, args.seed)
+        rows.append((v, r, g, m))
+        print(f"  {v}: random {r['games_per_s']:.1f} games/s, greedy {g['games_per_s']:.2f} games/s "
+              f"({g['worst_step_s']:.2f} s worst step), mcts {m['sims_per_s']:.0f} sims/s",
+              file=sys.stderr, flush=True)
+    head = ("| variant | random games/s | random moves/s | greedy games/s | greedy moves/s "
+            "| greedy worst step (s) | MCTS sims/s |")
+    lines = [head, "|" + "---|" * 7]
+    for v, r, g, m in rows:
+        lines.append(f"| {v} | {r['games_per_s']:,.1f} | {r['moves_per_s']:,.0f} | {g['games_per_s']:,.2f} "
+                     f"| {g['moves_per_s']:,.0f} | {g['worst_step_s']:.2f} | {m['sims_per_s']:,.0f} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.write or args.out is not None:
+        command = "python benchmarks/bench_agents.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        notes = (f"self-play: B={args.batch} games in one batch, both sides the same agent, finished "
+                 f"games restarted, {args.seconds:g} s per cell",
+                 f"MCTS: one act() on {args.mcts_batch} start positions, {args.simulations} simulations "
+                 "each, random rollouts (cap 100 actions), 8 leaves per tree per round")
+        append_section(args.out or DEFAULT_OUT, "Agents: self-play and MCTS throughput", info,
+                       command.strip(), table, notes)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,366 @@
+"""Agents: legality on random positions (berserk chains included), determinism, greedy's tactics,
+MCTS's win-in-one, a MaskablePPO policy, and greedy's strength against random play."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tafl_env import VARIANTS, Game, make_rules
+from tafl_env.engine import Engine
+from tafl_env.perft import expand
+
+from agents import make_agent
+from agents.greedy import GreedyAgent
+from agents.mcts import MCTSAgent
+
+
+def picture(text: str) -> str:
+    """A position string from an ASCII board (rank N on top, one row per line, '.' empty)."""
+    rows = [line.split()[1:] if line.split()[0].isdigit() else line.split()
+            for line in text.strip().splitlines()]
+    rows = [r for r in rows if r]
+    out = []
+    for row in reversed(rows):   # rank 1 first
+        rec, run = "", 0
+        for c in row:
+            if c == ".":
+                run += 1
+            else:
+                rec += (str(run) if run else "") + c
+                run = 0
+        out.append(rec + (str(run) if run else ""))
+    return "/" + "/".join(out) + "/"
+
+
+_ENGINES: dict[str, Engine] = {}
+
+
+def engine(variant: str, **options) -> Engine:
+    key = variant + repr(sorted(options.items()))
+    if key not in _ENGINES:
+        _ENGINES[key] = Engine(make_rules(variant, **options))
+    return _ENGINES[key]
+
+
+def random_positions(eng: Engine, batch: int, plies: int, seed: int):
+    """A batch after ``plies`` random actions per game (some games may be over)."""
+    rng = np.random.default_rng(seed)
+    st = eng.initial_state(batch)
+    lengths = rng.integers(0, plies, size=batch)
+    for ply in range(plies):
+        a = eng.random_actions(st, rng)
+        a[lengths <= ply] = -1
+        st_running = ~st.done & (lengths > ply)
+        if not st_running.any():
+            break
+        sub = np.flatnonzero(st_running)
+        part = st.take(sub)
+        eng.step(part, a[sub])
+        st.put(sub, part)
+    return st
+
+
+def chain_states(eng: Engine, want: int = 6, seed: int = 0):
+    """States inside a pending berserk chain, found by random play."""
+    rng = np.random.default_rng(seed)
+    st = eng.initial_state(64)
+    found = []
+    for _ in range(300):
+        eng.step(st, eng.random_actions(st, rng))
+        idx = np.flatnonzero((st.chain >= 0) & ~st.done)
+        if len(idx):
+            found.append(st.take(idx))
+        if sum(len(f) for f in found) >= want:
+            break
+        if st.done.all():
+            st = eng.initial_state(64)
+    from tafl_env.engine import State
+    out = State.concatenate(found)
+    return out.take(np.arange(min(len(out), want)))
+
+
+def assert_legal(eng, st, actions):
+    actions = np.asarray(actions)
+    assert actions.shape == (len(st),)
+    assert (actions[st.done] == -1).all()
+    assert eng.check_legal(st, actions)[~st.done].all()
+
+
+AGENT_SPECS = {
+    "random": lambda seed: make_agent("random", seed=seed),
+    "greedy": lambda seed: make_agent("greedy", seed=seed),
+    "mcts": lambda seed: MCTSAgent(simulations=12, max_rollout_turns=10, leaves_per_tree=6, seed=seed),
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("kind", sorted(AGENT_SPECS))
+def test_legal_actions_on_random_positions(variant, kind):
+    eng = engine(variant)
+    batch = 3 if (kind == "mcts" or variant == "legacy_alea_evangelii") else 12
+    st = random_positions(eng, batch, 60, seed=1)
+    st.put([0], random_positions(eng, 1, 400, seed=2))   # likely finished
+    agent = AGENT_SPECS[kind](0)
+    assert_legal(eng, st, agent.act(eng, st))
+
+
+@pytest.mark.parametrize("kind", sorted(AGENT_SPECS))
+def test_legal_actions_in_berserk_chains(kind):
+    eng = engine("legacy_berserk")
+    st = chain_states(eng, want=4)
+    assert len(st) >= 1 and (st.chain >= 0).all()
+    actions = AGENT_SPECS[kind](3).act(eng, st)
+    assert_legal(eng, st, actions)
+
+
+def test_finished_games_get_minus_one():
+    eng = engine("legacy_ard_ri")
+    st = random_positions(eng, 4, 500, seed=5)
+    st = st.take(np.flatnonzero(st.done))
+    assert len(st)
+    for kind in AGENT_SPECS:
+        assert (AGENT_SPECS[kind](0).act(eng, st) == -1).all()
+
+
+@pytest.mark.parametrize("kind", sorted(AGENT_SPECS))
+def test_determinism_with_seed(kind):
+    eng = engine("historical_tablut")
+    st = random_positions(eng, 6, 30, seed=7)
+    a1 = AGENT_SPECS[kind](11).act(eng, st.copy())
+    a2 = AGENT_SPECS[kind](11).act(eng, st.copy())
+    assert (a1 == a2).all()
+
+
+def test_make_agent_specs():
+    assert isinstance(make_agent("greedy"), GreedyAgent)
+    m = make_agent("mcts:8", seed=1)
+    assert isinstance(m, MCTSAgent) and m.simulations == 8 and m.rollout == "random"
+    g = make_agent("mcts:8:greedy", seed=1)
+    assert g.simulations == 8 and g.rollout == "greedy"
+
+
+# --- greedy tactics ----------------------------------------------------------------------------
+
+def test_greedy_king_escapes_in_one():
+    # the king on c5: only the fifth rank east is open (to i5, an edge square)
+    pos = picture("""
+9 . . . . . . . . .
+8 . . . . . . . . .
+7 . . . . . . . . .
+6 . . T . . . . . .
+5 . T K . . . . . .
+4 . . T . . . . . .
+3 . . . . . . . . .
+2 . . . . . t T . .
+1 t . . . . . . t .
+""")
+    eng = engine("historical_tablut")
+    st = eng.initial_state(8, position=pos, to_move="defender")
+    a = GreedyAgent(seed=0).act(eng, st)
+    eng.step(st, a)
+    assert (st.winner == 1).all() and (st.reason == 2).all()
+
+
+def test_greedy_attackers_capture_king_in_one():
+    # king on c3 (away from the throne): b3 attacker west, d7 slides to d3 and sandwiches him
+    pos = picture("""
+9 . . . . . . . . .
+8 . . . . . . . . .
+7 . . . t . . . . .
+6 . . . . . . . . .
+5 . . . . . . . . .
+4 . . T . . . . . .
+3 . t K . . . . . .
+2 . . T . . . T . .
+1 . . . . . . . . t
+""")
+    eng = engine("historical_tablut")
+    st = eng.initial_state(8, position=pos, to_move="attacker")
+    eng.step(st, GreedyAgent(seed=1).act(eng, st))
+    assert (st.winner == 0).all() and (st.reason == 1).all()
+
+
+def _defender_can_win(variant, position, to_move, move):
+    g = Game(variant, position=position, to_move=to_move)
+    g.push(move)
+    for reply in g.legal_moves():
+        h = g.copy()
+        h.push(reply)
+        if h.result == "defender":
+            return True
+    return False
+
+
+def test_greedy_blocks_escape_instead_of_capturing():
+    # the king on c5 has one open line (east, to i5). h1-h2 would capture g2 but let him escape;
+    # h9 or f2 can block the fifth rank.
+    pos = picture("""
+9 . . . . . . . t .
+8 . . . . . . . . .
+7 . . . . . . . . .
+6 . . T . . . . . .
+5 . T K . . . . . .
+4 . . T . . . . . .
+3 . . . . . . . . .
+2 . . . . . t T . .
+1 t . . . . . . t .
+""")
+    v = "historical_tablut"
+    assert _defender_can_win(v, pos, "attacker", "h1-h2")      # the capture is a blunder
+    eng = engine(v)
+    st = eng.initial_state(16, position=pos, to_move="attacker")
+    actions = GreedyAgent(seed=2).act(eng, st)
+    g = Game(v, position=pos, to_move="attacker")
+    for a in set(actions.tolist()):
+        move = g.describe(a)
+        assert not _defender_can_win(v, pos, "attacker", move.notation), move.notation
+
+
+def test_greedy_prefers_capture_over_quiet_move():
+    pos = picture("""
+9 t . . . . . . . t
+8 . . . . . . . . .
+7 . . . . . . . . .
+6 . . . . T . . . .
+5 . . . T K T . . .
+4 . . . . T . . . .
+3 . . . . . . . . .
+2 . . . . . t T . .
+1 t . . . . . . t .
+""")
+    eng = engine("historical_tablut")
+    st = eng.initial_state(8, position=pos, to_move="attacker")
+    a = GreedyAgent(seed=3).act(eng, st)
+    g = Game("historical_tablut", position=pos, to_move="attacker")
+    assert all(g.describe(int(x)).notation.startswith("h1-h2") for x in a)
+    eng.step(st, a)
+    assert (st.board[:, 1 * 9 + 6] == 0).all()  # g2 = (rank 2 - 1) * 9 + file g is empty
+
+
+def _brute_unsafe(eng, st):
+    """(M,) the side to move in each (running, chain-free) state has a winning reply (full search)."""
+    o = st.to_move.astype(int)
+    unsafe = np.zeros(len(st), dtype=bool)
+    ch, owner, _ = expand(eng, st)
+    while len(ch):
+        unsafe[owner[ch.winner == o[owner]]] = True
+        c = np.flatnonzero((ch.chain >= 0) & ~ch.done)
+        if not len(c):
+            break
+        ch, p, _ = expand(eng, ch.take(c))
+        owner = owner[c][p]
+    return unsafe
+
+
+@pytest.mark.parametrize("variant", ["legacy_ard_ri", "historical_tablut", "legacy_berserk"])
+def test_greedy_threat_check_matches_full_search(variant):
+    """The filtered check of the opponent's immediate wins agrees with a full expansion (repetition
+    off: the one documented approximation)."""
+    eng = engine(variant, repetition="ignore")
+    greedy = GreedyAgent(seed=0)
+    rng = np.random.default_rng(4)
+    st = eng.initial_state(12)
+    checked = positives = 0
+    for ply in range(80):
+        if st.done.all():
+            break
+        a = greedy.act(eng, st) if ply % 2 else eng.random_actions(st, rng)
+        eng.step(st, a)
+        if ply % 8 == 7:
+            live = np.flatnonzero(~st.done)
+            ch, _, _ = expand(eng, st.take(live))
+            ch = ch.take(np.flatnonzero(~ch.done & (ch.chain < 0))[:400])
+            if len(ch):
+                fast = greedy.opponent_can_win(eng, ch)
+                full = _brute_unsafe(eng, ch)
+                assert (fast == full).all(), [eng.position(ch, i) for i in np.flatnonzero(fast != full)[:3]]
+                checked += len(ch)
+                positives += int(full.sum())
+    assert checked > 100 and (positives > 0 or variant == "legacy_berserk")
+
+
+def test_greedy_beats_random():
+    eng = engine("legacy_ard_ri")
+    b = 40
+    st = eng.initial_state(b)
+    greedy, rand = GreedyAgent(seed=5), make_agent("random", seed=6)
+    greedy_side = np.arange(b) % 2              # half the games greedy attacks, half it defends
+    for _ in range(eng.rules.max_turns * 2):
+        if st.done.all():
+            break
+        ga, ra = greedy.act(eng, st), rand.act(eng, st)
+        eng.step(st, np.where(st.to_move == greedy_side, ga, ra))
+    wins = int((st.winner == greedy_side).sum())
+    for side in (0, 1):
+        assert (st.winner[greedy_side == side] == side).sum() >= 14, side
+    assert wins >= 32
+
+
+# --- MCTS ---------------------------------------------------------------------------------------
+
+def test_mcts_finds_win_in_one():
+    pos = picture("""
+9 . . . . . . . . .
+8 . . . . . . . . .
+7 . . . t . . . . .
+6 . . . . . . . . .
+5 . . . . . . . . .
+4 . . T . . . . . .
+3 . t K . . . . . .
+2 . . T . . . T . .
+1 . . . . . . . . t
+""")
+    eng = engine("historical_tablut")
+    st = eng.initial_state(4, position=pos, to_move="attacker")
+    a = MCTSAgent(simulations=60, max_rollout_turns=20, seed=0).act(eng, st)
+    eng.step(st, a)
+    assert (st.winner == 0).all()
+
+
+def test_mcts_greedy_rollouts_legal():
+    eng = engine("legacy_ard_ri")
+    st = random_positions(eng, 3, 20, seed=9)
+    a = MCTSAgent(simulations=8, rollout="greedy", max_rollout_turns=4, seed=0).act(eng, st)
+    assert_legal(eng, st, a)
+
+
+# --- policy -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("variant", ["legacy_ard_ri", "legacy_berserk"])
+def test_policy_agent_legal(tmp_path, variant):
+    pytest.importorskip("sb3_contrib")
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    from agents.policy import PolicyAgent
+
+    eng = engine(variant)
+    n = eng.n
+
+    class Tiny(gym.Env):
+        observation_space = gym.spaces.Box(0, 1, (n, n, 14), np.float32)
+        action_space = gym.spaces.Discrete(eng.num_actions)
+
+        def reset(self, seed=None, options=None):
+            return np.zeros((n, n, 14), np.float32), {}
+
+        def step(self, action):
+            return np.zeros((n, n, 14), np.float32), 0.0, True, False, {}
+
+        def action_masks(self):
+            return np.ones(eng.num_actions, dtype=bool)
+
+    model = MaskablePPO("MlpPolicy", Tiny(), n_steps=8, batch_size=8, seed=0,
+                        policy_kwargs=dict(net_arch=[16]), device="cpu")
+    path = tmp_path / "tiny.zip"
+    model.save(path)
+    for det in (True, False):
+        agent = make_agent(f"policy:{path}", seed=0, deterministic=det)
+        assert isinstance(agent, PolicyAgent)
+        st = random_positions(eng, 10, 40, seed=3)
+        st.put([0], random_positions(eng, 1, 400, seed=4))
+        assert_legal(eng, st, agent.act(eng, st))
+    if variant == "legacy_berserk":
+        ch = chain_states(eng, want=3)
+        assert_legal(eng, ch, PolicyAgent(path, seed=1).act(eng, ch))
