@@ -62,6 +62,7 @@ class Engine:
         self.num_actions = t.num_actions
         self.pass_action = t.pass_action
         self._slots = 0
+        self._jump_slots = 0  # jumpers stand in the first slots of each side (see _piece_slots)
         self._start_board, self._start_king = self.parse_board(rules.layout)
         self._slots = self._piece_slots(self._start_board).shape[1]
         self._cache: dict = {}  # lazily built helper tables
@@ -137,9 +138,18 @@ class Engine:
         return np.stack([(sides == side) @ weights for side in (0, 1)]).astype(np.uint32)
 
     def _piece_slots(self, board: np.ndarray) -> np.ndarray:
-        """(2, P) squares of each side's pieces; P fits the variant's start and this board."""
-        sides = SIDE_OF[board[: self.s]]
-        lists = [(sides == side).nonzero()[0] for side in (0, 1)]
+        """(2, P) squares of each side's pieces; P fits the variant's start and this board.
+
+        Pieces that can jump (king, knight, commanders) take the first slots, so jumps are
+        generated over the first ``_jump_slots`` slots only; a piece keeps its slot for life.
+        """
+        cells = board[: self.s]
+        sides = SIDE_OF[cells]
+        jumper = self.tables.jumper[cells]
+        lists = [np.concatenate([((sides == side) & jumper).nonzero()[0],
+                                 ((sides == side) & ~jumper).nonzero()[0]]) for side in (0, 1)]
+        self._jump_slots = max(self._jump_slots,
+                               *(int(((sides == side) & jumper).sum()) for side in (0, 1)))
         slots = max(self._slots, len(lists[0]), len(lists[1]))
         out = np.full((2, slots), self.s, dtype=np.intp)
         for side, squares in enumerate(lists):
@@ -247,19 +257,21 @@ class Engine:
         sel = (to_move.astype(np.intp)[:, None] * NUM_CODES + codes) * (self.s + 1) + squares
         x &= t.allowed_flat.take(sel, axis=0)
         if self.rules.jumps:
-            x |= self._jump_bits(board, to_move, squares, codes)
+            j = min(self._jump_slots, squares.shape[1])
+            if j:
+                x[:, :j] |= self._jump_bits(board, to_move, squares[:, :j], codes[:, :j])
         return x
 
     def _jump_bits(self, board, to_move, squares, codes) -> np.ndarray:
         """Jumps (RULES §5) as bit 1 (distance 2): over one adjacent enemy soldier onto an empty square."""
         t = self.tables
         off = self._row_offsets(board.shape[0], self.s + 1)
-        n2 = t.nbr2[squares]
-        p1 = board.take(off + t.nbr1[squares])
+        n2 = t.nbr2.take(squares, axis=0)
+        p1 = board.take(off + t.nbr1.take(squares, axis=0))
         p2 = board.take(off + n2)
-        ok = (t.jumper[codes][:, :, None] & IS_PLAIN_SOLDIER[p1]
-              & (SIDE_OF[p1] != to_move[:, None, None]) & (p2 == EMPTY)
-              & t.jump_land_ok[codes[:, :, None], n2])
+        ok = (t.jumper.take(codes)[:, :, None] & IS_PLAIN_SOLDIER.take(p1)
+              & (SIDE_OF.take(p1) != to_move[:, None, None]) & (p2 == EMPTY)
+              & t.jump_land_ok.take(codes[:, :, None].astype(np.intp) * (self.s + 1) + n2))
         return ok.astype(t.bits_dtype) << 1
 
     def _mover_slots(self, state: State, rows=None) -> np.ndarray:
@@ -292,12 +304,6 @@ class Engine:
         """The legal action ids of one game, ascending."""
         return np.flatnonzero(self.legal_action_mask(state.take(slice(game, game + 1)))[0])
 
-    def _upper_triangle(self, p: int) -> np.ndarray:
-        tri = self._cache.get(p)
-        if tri is None:
-            tri = self._cache[p] = np.triu(np.ones((p, p), dtype=np.float32))
-        return tri
-
     def _select_table(self) -> np.ndarray:
         """``table[mask, r]``: the position of the r-th set bit of an (N-1)-bit mask."""
         table = self._cache.get("select")
@@ -316,8 +322,9 @@ class Engine:
         """A uniformly random legal action per game (−1 for finished games), from the packed mask.
 
         Picks a slot with probability proportional to its number of moves, then a direction, then
-        a distance — uniform over all legal actions, without unpacking the mask. Prefix sums are
-        small matrix products (integer cumsum is slow in numpy).
+        a distance — uniform over all legal actions, without unpacking the mask. Prefix sums run
+        in float32 (exact for these counts; numpy's integer cumsum is several times slower, and a
+        BLAS product would depend on the machine's thread pool).
         """
         b = len(state)
         k = self.n - 1
@@ -327,7 +334,7 @@ class Engine:
         if per_slot.shape[2] > 1:
             per_slot = per_slot.sum(axis=2, dtype=np.uint8)
         per_slot = per_slot.reshape(b, -1).astype(np.float32)        # (B, P)
-        cum = per_slot @ self._upper_triangle(per_slot.shape[1])      # inclusive prefix sums
+        cum = per_slot.cumsum(axis=1)                                  # inclusive prefix sums
         moves_total = cum[:, -1]
         total = moves_total + (state.chain >= 0)
         r0 = np.floor(rng.random(b) * total)
@@ -336,7 +343,7 @@ class Engine:
         slot = np.minimum((cum <= r[:, None]).sum(axis=1), per_slot.shape[1] - 1)
         r -= cum[rows, slot] - per_slot[rows, slot]
         c4 = counts[rows, slot].astype(np.float32)                    # (B, 4)
-        cum4 = c4 @ self._upper_triangle(4)
+        cum4 = c4.cumsum(axis=1)
         d = np.minimum((cum4 <= r[:, None]).sum(axis=1), 3)
         r -= cum4[rows, d] - c4[rows, d]
         kth = self._select_table()[state.moves[rows, slot, d], r.astype(np.intp)]
