@@ -9,8 +9,14 @@ an N-bit integer, in both orientations. Shifting a square's line so that its fir
 direction d is bit 0, the run of trailing ones (``x & ~(x + 1)``) is the set of squares it can
 slide to; bit k-1 stands for distance k, which is already the action layout
 ``action = (sq*4 + d)*(N-1) + (k-1)``. One table lookup then removes what the piece may not do
-(restricted squares, one-square moves, pieces of the other side). The result, ``State.moves``, is a
-(B, S, 4) array of small ints: the full legal mask in packed form, cached for the side to move.
+(restricted squares, one-square moves). Moves are generated per piece slot, only for the side to
+move (``State.pieces``), and jumps only for the slots of the pieces that can jump. The result,
+``State.moves``, is a (B, P, 4) array of small ints: the full legal mask in packed form, cached for
+the side to move and expanded to the (B, num_actions) int8 mask on request.
+
+Everything the step changes incrementally (line masks, occupancy, piece slots, Zobrist keys,
+repetition counts) is recomputed from the boards by :meth:`Engine.audit`, which the tests run along
+random games.
 """
 
 from __future__ import annotations
