@@ -37,16 +37,24 @@ position after the pass).
 **The exact check (b).** For every running child (opponent ``o`` to move, ``m`` the mover) the
 opponent's replies that could possibly win are singled out by sound filters, and only those are
 played through the engine (which then judges them exactly, every rule included); chains that they
-open are expanded in full until they end. A reply can win only in one of these ways, and the filter
-keeps, per child:
+open are expanded in full until they end. The filters work in two stages: first per state (cheap
+bit-board tests say which kinds of win are possible at all; the legal replies are enumerated only
+for the states where one is), then per reply. A reply can win only in one of these ways, and the
+filter keeps, per child:
 
-* *Escape* (``o`` = defenders): every king move in Berserk (a capturing king move may continue to a
-  corner); elsewhere the king moves that land on an escape square.
+* *Escape* (``o`` = defenders): the king moves that land on an escape square; in Berserk also
+  the king moves that may capture (landing next to an attacker, or two-square moves, which cover
+  the jumps), since a capturing king may continue to a corner. Per state: only when the king
+  reaches an escape square with one slide (Berserk: or a square next to an attacker, or stands
+  next to an attacker soldier he could jump).
 * *King capture* (``o`` = attackers): every move landing next to the king, when at least ``r`` other
   neighbours of the king are attackers or possibly hostile (throne, corner, off-board); ``r`` = 3
-  for the plain 4-side capture, 1 for the Tablut rule and for the commander sandwich. In Berserk
-  also every move that may capture at all (landing next to a defender, or any two-square move, which
-  covers the jumps), because a chain may end next to the king.
+  for the plain 4-side capture, 1 for the Tablut rule. In Berserk a chain may end next to the
+  king, but during the attackers' turn only the moving piece changes squares and captures only
+  remove defenders, so: a 4-side capture needs 3 attacker/hostile neighbours of the king *now*,
+  and a commander sandwich needs a commander or a corner next to the king now (and the king off the
+  throne unless ``commander_capture_on_throne``) and a commander as the moving piece. When one of
+  these holds, every move of such a piece landing next to the king or that may capture is kept.
 * *Encirclement* (``o`` = attackers, variants with it): let ``Ns`` be the empty squares whose removal
   could disconnect the open (non-attacker) squares — those whose open 4-neighbours are not connected
   around them in their 8-neighbourhood (off-board counts as open: it all connects to the outside) —
@@ -54,18 +62,30 @@ keeps, per child:
   A single move to ``t`` leaves every square of ``R`` still reachable, and can only remove defenders
   next to ``t``; so if ``R`` holds two defenders more than 2 apart (Manhattan), no move encircles.
   Otherwise the moves to a square in ``Ns`` or next to a defender are checked (all moves where no
-  defender is reachable at all).
+  defender is reachable at all), and of those only the moves to ``t`` after which, with ``t``
+  closed, no defender other than those next to ``t`` (which the move may capture) is reachable
+  from the edge (one bit-board flood fill per state and target; the vacated origin is ignored,
+  which can only shrink the reach, so this is sound).
 * *No legal move left to* ``m``: an ``m`` piece next to an empty, non-restricted square can always
   step there unless that square is filled or the piece captured. A reply fills one square ``x`` and
   captures at most 4 pieces outside Berserk (3 custodial, the king). With ``k`` = the fewest ``m``
   pieces that keep such a free neighbour other than ``x`` (minimum over ``x``): ``k >= 5`` is safe;
-  ``1 <= k < 5`` (and always in Berserk, where chains capture without bound) the replies that may
-  capture are checked; ``k = 0`` checks every reply.
-* *Repetition* (``starter_loses``): when the child's position or the position before the move
-  has occurred before (``engine.repetition_count >= 2``), every reply is checked. This is the one
-  approximation: a third occurrence reached from positions that have not themselves been repeated
-  (different move orders into the same position) is not foreseen, because the public state does not
-  expose the position history. Every other check is exact.
+  ``1 <= k < 5`` the replies that may capture are checked; ``k = 0`` checks every reply. In
+  Berserk chains capture without bound, so ``k`` counts only the pieces that no chain can capture:
+  a custodial capture needs an ``o`` piece, the throne or a corner beside the victim (the mover
+  cannot be its own anvil and no other ``o`` piece moves), a knight's jump needs two squares
+  beside the soldier free of other ``o`` pieces, and the king falls only by king capture (checked
+  above); if that ``k`` is 0 the replies that may capture are checked.
+* *Repetition* (``starter_loses``): when the child's position has occurred before
+  (``engine.repetition_count >= 2``), every reply is checked. This is the one approximation: a
+  third occurrence reached from a position that has not itself been repeated (different move
+  orders into the same position) is not foreseen, because the public state does not expose the
+  position history. (Within exact cycles this is complete: if the reply recreates ``Qj``, the
+  same side's pieces stand as in ``Q(j-1)``, so the child equals ``Q(j-1)`` unless the opponent
+  reached the same squares by a different move, which is the case left out. An earlier version
+  also checked every reply when the position *before* the move had been repeated; that adds
+  nothing within exact cycles and cost up to a minute per move on the 19x19 board.) Every other
+  check is exact.
 """
 
 from __future__ import annotations
@@ -291,10 +311,7 @@ class GreedyAgent(Agent):
         scores[children.winner == 2] = 0.0
         # (b) opponent's immediate wins
         if len(running):
-            check = np.zeros(len(parents), dtype=bool)
-            if engine.rules.repetition == "starter_loses":
-                check = engine.repetition_count(parents) >= 2
-            unsafe = self.opponent_can_win(engine, children.take(running), check[parent[running]])
+            unsafe = self.opponent_can_win(engine, children.take(running))
             scores[running[unsafe]] += UNSAFE
         scores[won] = WIN
         scores[lost] = LOSS
@@ -338,57 +355,105 @@ class GreedyAgent(Agent):
         has_king = (board[:, :s] == KING).any(axis=1)
         ks = np.where(has_king, np.argmax(board[:, :s] == KING, axis=1), s)
 
-        mask = engine.legal_action_mask(st)
-        mask[:, -1] = 0
-        rows, acts = np.nonzero(mask)
+        # --- per state: which kinds of winning reply are possible at all --------------------------
+        check_all = np.zeros(m, dtype=bool) if check_all is None else check_all.copy()
+        knb = geo.nbr[ks]                                     # (M, 4)
+        hostile = (side[np.arange(m)[:, None], knb] == ATTACKER) | geo.king_hostile_sq[knb]
+        hostile_count = hostile.sum(axis=1)
+        defending = (o == DEFENDER) & has_king
+        attacking = (o == ATTACKER) & has_king
+        # escape: the king reaches an escape square with one slide (Berserk: or may capture, which
+        # needs a landing square next to an attacker, or a jump over an adjacent attacker soldier)
+        king_rows = geo.rows(board == KING)
+        reach1 = geo.slide(king_rows, geo.rows(board == EMPTY))
+        goal = geo.escape_rows
+        if rules.berserk:
+            att_rows = geo.rows(side == ATTACKER)
+            goal = goal | geo.shift(att_rows, 0) | geo.shift(att_rows, 1) | geo.shift(att_rows, 2) \
+                | geo.shift(att_rows, 3)
+            jumpable = (board[np.arange(m)[:, None], knb] == ATTACKER_SOLDIER).any(axis=1)
+        else:
+            jumpable = np.zeros(m, dtype=bool)
+        esc_row = defending & ((reach1 & goal).any(axis=1) | jumpable)
+        # king capture
+        if rules.berserk:
+            kc_row = attacking & self._berserk_king_reply(geo, rules, board, ks, knb, hostile_count,
+                                                          np.arange(m), ks, any_piece=True)
+        else:
+            kc_row = attacking & (hostile_count >= geo.king_need)
+        # encirclement
+        enc_flag = np.zeros(m, dtype=bool)
+        ns = None
+        if rules.encirclement:
+            att = np.flatnonzero(attacking)
+            if len(att):
+                enc_all, enc_check, nonsimple = self._encirclement_filter(geo, board[att])
+                check_all[att[enc_all]] = True
+                enc_flag[att[enc_check]] = True
+                ns = np.zeros((m, s + 1), dtype=bool)
+                ns[att, :s] = nonsimple
+        # no legal move left to the mover
+        k = self._free_pieces(geo, board, side, me)
+        check_all |= k == 0
+        if rules.berserk:
+            keep = ~self._berserk_capturable(geo, board, side, o)
+            tight = self._free_pieces(geo, board, side, me, keep) == 0
+        else:
+            tight = k < 5
+        # repetition
+        if rules.repetition == "starter_loses":
+            check_all |= engine.repetition_count(st) >= 2
+
+        # --- per reply, only in the states that need it ---------------------------------------------
+        need = np.flatnonzero(check_all | esc_row | kc_row | enc_flag | tight)
+        unsafe = np.zeros(m, dtype=bool)
+        if not len(need):
+            return unsafe
+        parts_rows, parts_acts = [], []
+        per = max(1, self.chunk * 16 // max(1, engine.num_actions // 64))
+        for c0 in range(0, len(need), per):
+            idx = need[c0:c0 + per]
+            mask = engine.legal_action_mask(st.take(idx))
+            mask[:, -1] = 0
+            r, a = np.nonzero(mask)
+            parts_rows.append(idx[r])
+            parts_acts.append(a)
+        rows, acts = np.concatenate(parts_rows), np.concatenate(parts_acts)
         org, tgt, dist = geo.a_origin[acts], geo.a_target[acts], geo.a_dist[acts]
         o_r = o[rows]
         cand = np.zeros(len(rows), dtype=bool)
-        check_all = np.zeros(m, dtype=bool) if check_all is None else check_all.copy()
         tnbr = geo.nbr[tgt]                                   # (R, 4)
         tnbr_side = side[rows[:, None], tnbr]                 # (R, 4)
         may_capture = (tnbr_side == (1 - o_r)[:, None]).any(axis=1)
         if rules.jumps:
             may_capture |= dist == 2
 
-        # escape
+        # escape (Berserk: a capturing king move may continue to a corner)
         king_move = (org == ks[rows]) & (o_r == DEFENDER)
-        cand |= king_move if rules.berserk else king_move & geo.escape[tgt]
+        cand |= king_move & (geo.escape[tgt] | may_capture) if rules.berserk else king_move & geo.escape[tgt]
         # king capture
-        knb = geo.nbr[ks]                                     # (M, 4)
-        hostile = (side[np.arange(m)[:, None], knb] == ATTACKER) | geo.king_hostile_sq[knb]
-        hostile_count = hostile.sum(axis=1)
         next_to_king = (tnbr == ks[rows][:, None]).any(axis=1)
         # the landing square itself is empty, so it is not among the counted hostile neighbours
         # unless it is a throne/corner square: subtract it then
         t_counted = geo.king_hostile_sq[tgt] & next_to_king
         others = hostile_count[rows] - t_counted
-        cand |= (o_r == ATTACKER) & next_to_king & (others >= geo.king_need)
         if rules.berserk:
-            cand |= (o_r == ATTACKER) & may_capture
+            cand |= (o_r == ATTACKER) & (next_to_king | may_capture) & self._berserk_king_reply(
+                geo, rules, board, ks, knb, hostile_count, rows, org)
+        else:
+            cand |= (o_r == ATTACKER) & next_to_king & (others >= geo.king_need)
         # encirclement
-        if rules.encirclement:
-            att = np.flatnonzero((o == ATTACKER) & has_king)
-            if len(att):
-                enc_all, enc_check, nonsimple = self._encirclement_filter(geo, board[att])
-                check_all[att[enc_all]] = True
-                flag = np.zeros(m, dtype=bool)
-                flag[att[enc_check]] = True
-                ns = np.zeros((m, s + 1), dtype=bool)
-                ns[att, :s] = nonsimple
-                adj_def = (tnbr_side == DEFENDER).any(axis=1)
-                cand |= flag[rows] & (ns[rows, tgt] | adj_def)
+        if ns is not None:
+            adj_def = (tnbr_side == DEFENDER).any(axis=1)
+            enc_c = enc_flag[rows] & (ns[rows, tgt] | adj_def)
+            idx = np.flatnonzero(enc_c & ~cand)
+            if len(idx):
+                enc_c[idx[~self._may_encircle(geo, side, rows[idx], tgt[idx])]] = False
+            cand |= enc_c
         # no legal move left to the mover
-        k = self._free_pieces(geo, board, side, me)
-        check_all |= k == 0
-        tight = np.ones(m, dtype=bool) if rules.berserk else k < 5
         cand |= tight[rows] & may_capture
-        # repetition
-        if rules.repetition == "starter_loses":
-            check_all |= engine.repetition_count(st) >= 2
         cand |= check_all[rows]
 
-        unsafe = np.zeros(m, dtype=bool)
         sel = np.flatnonzero(cand)
         if not len(sel):
             return unsafe
@@ -439,20 +504,125 @@ class GreedyAgent(Agent):
         return encircled_now, possible & ~encircled_now, nonsimple
 
     @staticmethod
+    def _may_encircle(geo: _Geometry, side: np.ndarray, r: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """(P,) an attackers' move to ``t`` in state ``r`` may encircle: with ``t`` closed (and the
+        origin still closed, which only shrinks the reach), no defender that is not next to ``t``
+        (those may be captured by the move) stays reachable from the edge."""
+        n, s = geo.n, geo.s
+        key, inv = np.unique(r * (s + 1) + t, return_inverse=True)
+        ur, ut = key // (s + 1), key % (s + 1)
+        p = len(key)
+        tbit = np.zeros((p, n), dtype=np.uint32)
+        tbit[np.arange(p), geo.rank[ut]] = np.uint32(1) << geo.file[ut].astype(np.uint32)
+        states, at = np.unique(ur, return_inverse=True)   # bit rows once per state
+        open_rows = geo.rows(side[states, :s] != ATTACKER)[at] & ~tbit
+        near = geo.shift(tbit, 0) | geo.shift(tbit, 1) | geo.shift(tbit, 2) | geo.shift(tbit, 3)
+        defenders = geo.rows(side[states, :s] == DEFENDER)[at] & ~near
+        edge = np.zeros_like(open_rows)
+        edge[:, 0] = edge[:, -1] = geo.full
+        edge[:, 1:-1] = np.uint32(1) | (np.uint32(1) << np.uint32(n - 1))
+        reach = geo.flood(edge, open_rows)
+        return ~(reach & defenders).any(axis=1)[inv]
+
+    @staticmethod
     def _bits_to_squares(geo: _Geometry, x: np.ndarray) -> np.ndarray:
         return ((x[:, :, None] >> np.arange(geo.n, dtype=np.uint32)) & 1).astype(bool).reshape(len(x), geo.s)
 
     @staticmethod
-    def _free_pieces(geo: _Geometry, board: np.ndarray, side: np.ndarray, me: np.ndarray) -> np.ndarray:
-        """(M,) the fewest of ``me``'s pieces that keep a free step square other than ``x``, over
-        all squares ``x`` (a free step square: empty and not restricted)."""
+    def _berserk_king_reply(geo: _Geometry, rules, board: np.ndarray, ks: np.ndarray, knb: np.ndarray,
+                            hostile_count: np.ndarray, rows: np.ndarray, org: np.ndarray,
+                            any_piece: bool = False) -> np.ndarray:
+        """(R,) Berserk, attackers to move: the reply (its piece, by a whole chain) may capture the king.
+
+        During the attackers' turn only the moving piece changes squares and captures only remove
+        defenders, so at the end of any chain the king's neighbours hold no attacker and no hostile
+        square that was not there before, except the moving piece itself. Hence a 4-side capture
+        needs 3 of the king's neighbours attacker/hostile now (attackers counted even if one of them
+        is the mover: an over-count), and a commander sandwich needs a commander or a corner next to
+        the king now and the moving piece to be a commander (and the king off the throne unless
+        ``commander_capture_on_throne``).
+        """
+        m = len(board)
+        four = hostile_count >= 3
+        sandwich = np.zeros(m, dtype=bool)
+        if rules.commander_sandwich:
+            nb_piece = board[np.arange(m)[:, None], knb]
+            sandwich = ((nb_piece == COMMANDER) | geo.is_corner[knb]).any(axis=1)
+            if not rules.commander_capture_on_throne:
+                sandwich &= ks != geo.throne
+        if any_piece:   # per state: is any attacker piece able to do it
+            return four | (sandwich & (board[:, : geo.s] == COMMANDER).any(axis=1))
+        return four[rows] | (sandwich[rows] & (board[rows, org] == COMMANDER))
+
+    @staticmethod
+    def _berserk_capturable(geo: _Geometry, board: np.ndarray, side: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """(M, S) Berserk: pieces of the side not to move that one whole turn of ``o`` (chains
+        included) could possibly capture; a sound over-estimate.
+
+        * Custodial: the square beyond the piece must hold a piece of ``o`` that is not the mover or
+          be hostile (throne, corner); neither appears during the turn (captures only remove the
+          other side's pieces, and only the mover moves). So a piece with no ``o`` piece, throne or
+          corner among its neighbours (the opposite one on the board) is safe from custodial capture.
+        * Knight's jump (``o`` the defenders, the knight on the board): the knight must stand on one
+          side of the soldier and land on the empty, non-restricted square on the other; neither
+          square may hold an ``o`` piece other than the knight (those do not move).
+        * The king is never counted: he falls only by king capture, which is a win checked by the
+          king-capture filter itself.
+        """
         s = geo.s
         m = len(board)
+        nb = geo.nbr[:s]                                       # (S, 4) N E S W
+        opp = nb[:, [2, 3, 0, 1]]                              # the square beyond, per direction
+        o_piece = side == o[:, None]                           # (M, S+1); sentinel column -1
+        anvil = o_piece | geo.is_corner[None, :]
+        anvil[:, geo.throne] = True
+        anvil[:, s] = False
+        on_board = opp < s                                     # (S, 4)
+        cust = (anvil[:, nb] & on_board[None]).any(axis=2)     # (M, S)
+        victim = (side[:, :s] == 1 - o[:, None]) & (board[:, :s] != KING)
+        cap = victim & cust
+        knight = (board[:, :s] == KNIGHT).any(axis=1) & (o == DEFENDER)
+        if knight.any():
+            other_o = o_piece & (board != KNIGHT)
+            other_o[:, s] = True                               # off board: neither stand nor land
+            ok_side = ~other_o[:, nb]                          # (M, S, 4)
+            land_ok = ok_side & ~geo.restricted[nb][None]
+            jump = ((ok_side & land_ok[:, :, [2, 3, 0, 1]]).any(axis=2)
+                    & (board[:, :s] == ATTACKER_SOLDIER))
+            cap |= knight[:, None] & jump
+        return cap
+
+    @staticmethod
+    def _free_pieces(geo: _Geometry, board: np.ndarray, side: np.ndarray, me: np.ndarray,
+                     keep: np.ndarray | None = None) -> np.ndarray:
+        """(M,) the fewest of ``me``'s pieces (only those in ``keep`` when given) that keep a free
+        step square other than ``x``, over all squares ``x`` (a free step square: empty and not
+        restricted). Exact below 5; from 5 on it may return any lower bound >= 5 (the count of
+        pieces with two free step squares), which is all the callers need."""
+        s = geo.s
+        m = len(board)
+        mine_all = side[:, :s] == me[:, None]
+        if keep is not None:
+            mine_all = mine_all & keep
+        # fast path, bit rows: pieces with two or more free step squares keep one whatever ``x``
+        f = geo.rows(((board == EMPTY) & ~geo.restricted[None, :])[:, :s])
+        a, b, c, d = (geo.shift(f, 2), geo.shift(f, 3), geo.shift(f, 0), geo.shift(f, 1))  # N E S W free
+        two = (a & b) | (a & c) | (a & d) | (b & c) | (b & d) | (c & d)
+        multi_fast = np.bitwise_count(two & geo.rows(mine_all)).sum(axis=1).astype(np.int64)
+        out = multi_fast.copy()
+        slow = np.flatnonzero(multi_fast < 5)
+        if not len(slow):
+            return out
+        board, side, me = board[slow], side[slow], me[slow]
+        keep = None if keep is None else keep[slow]
+        m = len(slow)
         free_sq = (board == EMPTY) & ~geo.restricted[None, :]  # (M, S+1); sentinel not free
         free_sq[:, s] = False
         nb = geo.nbr[:s]                                        # (S, 4)
         exits = free_sq[:, nb]                                  # (M, S, 4)
         mine = side[:, :s] == me[:, None]
+        if keep is not None:
+            mine &= keep
         n_exit = exits.sum(axis=2) * mine
         multi = (n_exit >= 2).sum(axis=1)
         single = n_exit == 1
@@ -460,7 +630,8 @@ class GreedyAgent(Agent):
         flat = (single_sq + (np.arange(m) * (s + 1))[:, None]).ravel()
         hist = np.bincount(flat, minlength=m * (s + 1)).reshape(m, s + 1)
         hist[:, s] = 0
-        return multi + single.sum(axis=1) - hist.max(axis=1)
+        out[slow] = multi + single.sum(axis=1) - hist.max(axis=1)
+        return out
 
 
 register_agent("greedy", lambda arg, seed=None, **kw: GreedyAgent(seed=seed, **kw))

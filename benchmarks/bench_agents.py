@@ -5,6 +5,7 @@ simulations per second (one ``act`` call on a batch of games from the start posi
     python benchmarks/bench_agents.py                         # all variants, B=256, ~3 s per cell
     python benchmarks/bench_agents.py --variants legacy_ard_ri --batch 64 --seconds 1
     python benchmarks/bench_agents.py --write                 # append a dated section to RESULTS.md
+    python benchmarks/bench_agents.py --batch 64 --greedy-seconds 30   # longer windows for greedy
 
 Games per second counts games that ended within the timed window (a game restarted in place starts
 again from the variant's start); moves per second counts one action of one game.
@@ -13,6 +14,7 @@ again from the variant's start); moves per second counts one action of one game.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -72,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), metavar="VARIANT")
     p.add_argument("--batch", type=int, default=256, help="games per batch for self-play (default 256)")
     p.add_argument("--seconds", type=float, default=3.0, help="timed seconds per self-play cell")
+    p.add_argument("--greedy-batch", type=int, default=None,
+                   help="games per batch for greedy self-play (default: --batch)")
+    p.add_argument("--greedy-seconds", type=float, default=None,
+                   help="timed seconds per greedy cell (default: --seconds); greedy games are long")
     p.add_argument("--mcts-batch", type=int, default=8, help="games per MCTS call (default 8)")
     p.add_argument("--simulations", type=int, default=64, help="MCTS simulations per game (default 64)")
     p.add_argument("--seed", type=int, default=0)
@@ -84,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for v in args.variants:
         r = selfplay(v, "random", args.batch, args.seconds, args.seed)
-        g = selfplay(v, "greedy", args.batch, args.seconds, args.seed)
+        g = selfplay(v, "greedy", args.greedy_batch or args.batch, args.greedy_seconds or args.seconds,
+                     args.seed)
         m = mcts_rate(v, args.mcts_batch, args.simulations, args.seed)
         rows.append((v, r, g, m))
         print(f"  {v}: random {r['games_per_s']:.1f} games/s, greedy {g['games_per_s']:.2f} games/s "
@@ -100,8 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     print(table)
     if args.write or args.out is not None:
         command = "python benchmarks/bench_agents.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        notes = (f"self-play: B={args.batch} games in one batch, both sides the same agent, finished "
-                 f"games restarted, {args.seconds:g} s per cell",
+        notes = (f"self-play: B={args.batch} games in one batch (greedy: B={args.greedy_batch or args.batch}), "
+                 f"both sides the same agent, finished games restarted, {args.seconds:g} s per random cell, "
+                 f"{args.greedy_seconds or args.seconds:g} s per greedy cell; games/s counts games that "
+                 "ended in the window (nan: none did), moves/s one action of one game",
+                 *((f"run at nice {os.nice(0)} while other jobs used the cores: wall-clock rates are "
+                    "lower bounds",) if os.nice(0) > 0 else ()),
                  f"MCTS: one act() on {args.mcts_batch} start positions, {args.simulations} simulations "
                  "each, random rollouts (cap 100 actions), 8 leaves per tree per round")
         append_section(args.out or DEFAULT_OUT, "Agents: self-play and MCTS throughput", info,

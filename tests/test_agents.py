@@ -364,3 +364,113 @@ def test_policy_agent_legal(tmp_path, variant):
     if variant == "legacy_berserk":
         ch = chain_states(eng, want=3)
         assert_legal(eng, ch, PolicyAgent(path, seed=1).act(eng, ch))
+
+
+# --- greedy's Berserk filters must keep chains that win -------------------------------------------
+
+def _berserk_state(pic: str, to_move: str, **options):
+    eng = engine("legacy_berserk", **options)
+    return eng, eng.initial_state(1, position=picture(pic), to_move=to_move)
+
+
+def _single_moves_win(eng, st) -> bool:
+    """Does any reply win without a chain continuation (its chain, if any, ended by a pass)?"""
+    ch, _, _ = expand(eng, st)
+    pend = np.flatnonzero((ch.chain >= 0) & ~ch.done)
+    if len(pend):
+        sub = ch.take(pend)
+        eng.step(sub, np.full(len(pend), eng.pass_action))
+        ch.put(pend, sub)
+    return bool((ch.winner == st.to_move[0]).any())
+
+
+def test_greedy_berserk_filter_keeps_chain_to_king_capture():
+    """d1-d7 captures d8 and does not land next to the king; only its continuation d7-f7 (capturing
+    g7) completes the 4-side capture of the king on f8. The filter must not skip the first move."""
+    eng, st = _berserk_state("""
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . t . t . . . . .
+        . . . T t K t . . . .
+        . . . . . . T t . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . t . . . . . . .
+    """, "attacker")
+    assert not _single_moves_win(eng, st)
+    assert _brute_unsafe(eng, st)[0]
+    assert GreedyAgent(seed=0).opponent_can_win(eng, st)[0]
+
+
+def test_greedy_berserk_filter_keeps_king_chain_to_corner():
+    """The king's c5-c1 captures b1 against the corner a1; only the continuation c1-a1 escapes."""
+    eng, st = _berserk_state("""
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . t . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . K . . . . . t . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . t . . . . . . T . .
+        . t . . . . . . . . .
+    """, "defender")
+    assert not _single_moves_win(eng, st)
+    assert _brute_unsafe(eng, st)[0]
+    assert GreedyAgent(seed=0).opponent_can_win(eng, st)[0]
+
+
+def test_greedy_berserk_filter_skips_harmless_positions():
+    """Negative control: the same picture without the anvil d9, so d1-d7 opens no chain: nothing
+    wins, and the filter and the full search agree."""
+    eng, st = _berserk_state("""
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . t . . . . .
+        . . . T t K t . . . .
+        . . . . . . T t . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . t . . . . . . .
+    """, "attacker")
+    assert not _brute_unsafe(eng, st)[0]
+    assert not GreedyAgent(seed=0).opponent_can_win(eng, st)[0]
+
+
+def test_greedy_encirclement_filter_keeps_the_closing_move():
+    """Tawlbwrdd: the attackers enclose the king's 3x3 block c3-e5 but for the dead end f4-g4;
+    g7-g4 (stopped by g3) closes it and wins by encirclement without landing next to a defender,
+    so only the per-target flood fill keeps it (the full search agrees); with a second gap (b4) no
+    single move encircles and nothing is flagged."""
+    eng = engine("legacy_tawlbwrdd")
+    pic = """
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . . . . . .
+        . . . . . . t . . . .
+        . . t t t . . . . . .
+        . t . . . t . . . . .
+        . t . K . . . . . . .
+        . t . . . t t . . . .
+        . . t t t . . . . . .
+        . . . . . . . . . . .
+    """
+    st = eng.initial_state(1, position=picture(pic), to_move="attacker")
+    g = Game("legacy_tawlbwrdd", position=picture(pic), to_move="attacker")
+    g.push("g7-g4")
+    assert (g.result, g.reason) == ("attacker", "encircled")
+    assert _brute_unsafe(eng, st)[0]
+    assert GreedyAgent(seed=0).opponent_can_win(eng, st)[0]
+    pic2 = pic.replace(". t . K . . . . . . .", ". . . K . . . . . . .")
+    st2 = eng.initial_state(1, position=picture(pic2), to_move="attacker")
+    assert not _brute_unsafe(eng, st2)[0]
+    assert not GreedyAgent(seed=0).opponent_can_win(eng, st2)[0]
