@@ -10,12 +10,12 @@ __version__ = "0.1.0"
 __all__ = ["VARIANTS", "EXTRA_VARIANTS", "RuleSet", "make_rules", "Game", "Move", "Outcome",
            "TaflError", "UnknownVariantError", "InvalidOptionError", "InvalidPositionError",
            "InvalidMoveError", "IllegalMoveError", "env", "raw_env", "TaflEnv", "TaflVectorEnv",
-           "TaflSingleEnv", "register_envs", "ENV_IDS"]
+           "TaflSingleEnv", "EngineOpponent", "register_envs", "ENV_IDS"]
 
 # The environment front ends load on first use, so that `import tafl_env` (and the rule commands
 # of the `tafl` CLI) stay numpy-only and start fast.
 _LAZY = {"env": "aec", "raw_env": "aec", "TaflEnv": "aec", "TaflVectorEnv": "vector",
-         "TaflSingleEnv": "single"}
+         "TaflSingleEnv": "single", "EngineOpponent": "vector"}
 
 
 def __getattr__(name):

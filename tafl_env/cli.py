@@ -9,6 +9,7 @@
     tafl bench [VARIANT...] [--batch B...] [--seconds S]
     tafl eval --config FILE [--games N] [--out DIR] [--agents NAME...]   a round-robin tournament
     tafl play VARIANT --vs AGENT [--side attacker|defender] [--seed S]   play an agent in the terminal
+    tafl train --config FILE [--out DIR] [--timesteps N] [--seed S] [--resume CKPT]   self-play training
 
 Every command takes ``--json``: then the last line of stdout is one JSON object. The rule commands
 (``moves``, ``perft``, ``replay``) take ``--option NAME=VALUE`` (repeatable) for any rule option of
@@ -19,7 +20,8 @@ stderr, without a traceback.
 
 The rule commands import no training library (no torch, SB3, gymnasium or pettingzoo): only numpy
 and this package, so that scripts may call them thousands of times. ``eval`` and ``play`` import the
-``agents`` package (and, for ``eval``, PyYAML, tqdm and matplotlib) only when they run.
+``agents`` package (and, for ``eval``, PyYAML, tqdm and matplotlib; for ``train`` also torch and
+sb3-contrib) only when they run.
 
     >>> main(["perft", "historical_tablut", "1"])
     80
@@ -367,6 +369,29 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from agents.evaluate import ConfigError
+    from agents.train_selfplay import format_summary, load_train_config, train
+
+    try:
+        config = load_train_config(args.config)
+        if args.max_minutes is not None:
+            config["max_minutes"] = args.max_minutes
+        summary = train(config, out_dir=args.out, total_timesteps=args.timesteps, resume=args.resume,
+                        seed=args.seed, progress=False if args.no_progress else None,
+                        final_eval=not args.no_eval,
+                        command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    print(format_summary(summary))
+    print(f"results written to {summary['out']}")
+    if args.json:
+        emit_json(summary)
+    return 0
+
+
 PLAY_HELP = """Type a move in notation (RULES.md section 1), e.g. d2-d3, f7^f9 (a jump), or 'pass' to
 end a berserk chain; captures need not be written. Other commands:
   moves   list your legal moves
@@ -567,6 +592,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_json(p)
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("train", help="self-play training (MaskablePPO) from a YAML config",
+                       description="Train one policy for both sides with MaskablePPO against a league of "
+                                   "its past snapshots, itself and the greedy agent (agents/train_selfplay.py), "
+                                   "from a YAML config (configs/train/*.yaml). Writes checkpoints, TensorBoard "
+                                   "logs, eval.csv/eval.json, final.zip and learning_curve.png to the output dir.")
+    p.add_argument("--config", "-c", required=True, metavar="FILE", help="the training config (YAML)")
+    p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
+    p.add_argument("--timesteps", type=_positive_int, metavar="N", help="instead of the config's total_timesteps")
+    p.add_argument("--seed", type=_non_negative_int, help="instead of the config's seed")
+    p.add_argument("--max-minutes", type=float, metavar="M", help="stop after M minutes of wall time")
+    p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint zip (OUT/checkpoints/step_T.zip)")
+    p.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_json(p)
+    p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("play", help="play against an agent in the terminal",
                        description="Play against an agent in the terminal: type moves in notation "

@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 from .rules import RuleSet
 from .vector import BatchCore, _spaces
 
-__all__ = ["TaflSB3VecEnv"]
+__all__ = ["TaflSB3VecEnv", "ConcatTaflVecEnv"]
 
 
 class TaflSB3VecEnv(VecEnv):
@@ -72,6 +72,11 @@ class TaflSB3VecEnv(VecEnv):
     @property
     def state(self):
         return self._core.state
+
+    def set_opponent(self, opponent) -> None:
+        """Replace the fixed opponent (``"random"``, ``opponent(obs, mask)``, an object with
+        ``.act(obs, mask)`` or an engine agent, see :class:`tafl_env.vector.EngineOpponent`)."""
+        self._core.set_opponent(opponent)
 
     # --- the VecEnv interface ------------------------------------------------------------------
 
@@ -133,6 +138,97 @@ class TaflSB3VecEnv(VecEnv):
         if self._core.mask is None:
             raise RuntimeError("call reset() first")
         return self._core.mask
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        return [None for _ in range(self.num_envs)]
+
+
+class ConcatTaflVecEnv(VecEnv):
+    """Several :class:`TaflSB3VecEnv` of one variant side by side, as one SB3 ``VecEnv``.
+
+    This is how a training run mixes its games: e.g. self-play slots, games against a frozen
+    snapshot of the learner and games against the greedy agent, each group its own batched core
+    (with its own opponent), stepped one after the other. Environment indices run through the parts
+    in order; ``parts[i]`` keeps its own opponent (:meth:`TaflSB3VecEnv.set_opponent`).
+    ``action_masks()`` stacks the parts' masks; ``seed(s)`` seeds part ``i`` with ``s + i``.
+
+        >>> venv = ConcatTaflVecEnv([TaflSB3VecEnv("legacy_ard_ri", 4),
+        ...                          TaflSB3VecEnv("legacy_ard_ri", 3, opponent="random")])
+        >>> venv.num_envs, venv.reset().shape, venv.action_masks().shape
+        (7, (7, 7, 7, 14), (7, 1177))
+    """
+
+    render_mode = None
+
+    def __init__(self, parts: Sequence[TaflSB3VecEnv]):
+        parts = list(parts)
+        if not parts:
+            raise ValueError("ConcatTaflVecEnv needs at least one part")
+        if len({p.variant for p in parts}) != 1:
+            raise ValueError("all parts must play the same variant")
+        self.parts = parts
+        self.variant = parts[0].variant
+        self._bounds = np.cumsum([0] + [p.num_envs for p in parts])
+        super().__init__(int(self._bounds[-1]), parts[0].observation_space, parts[0].action_space)
+
+    @property
+    def engine(self):
+        return self.parts[0].engine
+
+    def slices(self) -> list[slice]:
+        """The env index range of every part."""
+        return [slice(int(a), int(b)) for a, b in zip(self._bounds[:-1], self._bounds[1:])]
+
+    def reset(self) -> np.ndarray:
+        for i, (part, seed) in enumerate(zip(self.parts, self._seeds_per_part())):
+            if seed is not None:
+                part.seed(seed)
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return np.concatenate([p.reset() for p in self.parts])
+
+    def _seeds_per_part(self) -> list[int | None]:
+        s = self._seeds[0]
+        return [None if s is None else int(s) + i for i in range(len(self.parts))]
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self):
+        obs, rew, done, infos = [], [], [], []
+        for part, sl in zip(self.parts, self.slices()):
+            part.step_async(self._actions[sl])
+            o, r, d, i = part.step_wait()
+            obs.append(o)
+            rew.append(r)
+            done.append(d)
+            infos.extend(i)
+        return np.concatenate(obs), np.concatenate(rew), np.concatenate(done), infos
+
+    def close(self) -> None:
+        for p in self.parts:
+            p.close()
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        value = getattr(self, attr_name)
+        return [value for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> Sequence[Any]:
+        if method_name == "action_masks":
+            masks = self.action_masks()
+            return masks if indices is None else masks[list(self._get_indices(indices))]
+        result = getattr(self, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+    def action_masks(self) -> np.ndarray:
+        return np.concatenate([p.action_masks() for p in self.parts])
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         return [None for _ in range(self.num_envs)]

@@ -76,19 +76,55 @@ from .game import engine_for
 from .observation import NUM_PLANES, observer_for
 from .rules import SIDES, RuleSet, make_rules, side_index
 
-__all__ = ["TaflVectorEnv", "BatchCore"]
+__all__ = ["TaflVectorEnv", "BatchCore", "EngineOpponent"]
 
+
+
+class EngineOpponent:
+    """An opponent that acts on the engine state rather than on observations.
+
+    ``EngineOpponent(agent)`` wraps an engine agent (``agent.act(engine, state) -> actions``, the
+    interface of :class:`agents.base.Agent`, e.g. the greedy or MCTS agent) or a function
+    ``fn(engine, state) -> actions``. The vector envs then hand it the sub-batch of games it must
+    move (``state.take(rows)``) instead of ``(obs, mask)``. Objects whose ``act`` method takes an
+    ``engine`` parameter are wrapped automatically.
+    """
+
+    def __init__(self, agent):
+        act = getattr(agent, "act", agent)
+        if not callable(act):
+            raise ValueError(f"{agent!r} has no act(engine, state) and is not callable")
+        self.agent = agent
+        self.act = act
+
+    def __call__(self, engine: Engine, state: State) -> np.ndarray:
+        return self.act(engine, state)
+
+    def __repr__(self) -> str:
+        return f"EngineOpponent({self.agent!r})"
+
+
+def _acts_on_state(fn) -> bool:
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "engine" in params
 
 
 def _opponent_fn(opponent) -> Callable | str | None:
     if opponent is None or (isinstance(opponent, str) and opponent == "random"):
+        return opponent
+    if isinstance(opponent, EngineOpponent):
         return opponent
     if isinstance(opponent, str):
         raise ValueError(f"unknown opponent {opponent!r}: use 'random', a callable "
                          "opponent(obs, mask) -> actions, or an object with .act(obs, mask)")
     act = getattr(opponent, "act", None)
     if callable(act):
-        return act
+        return EngineOpponent(opponent) if _acts_on_state(act) else act
     if callable(opponent):
         return opponent
     raise ValueError(f"opponent {opponent!r} is neither 'random', callable, nor has .act(obs, mask)")
@@ -156,6 +192,12 @@ class BatchCore:
 
     # --- helpers -----------------------------------------------------------------------------
 
+    def set_opponent(self, opponent) -> None:
+        """Replace the fixed opponent (fixed-opponent mode only); it plays from the next move on."""
+        if self.self_play:
+            raise ValueError("self-play envs have no opponent to set")
+        self.opponent = _opponent_fn("random" if opponent is None else opponent)
+
     def _fresh(self, k: int) -> State:
         return self._fresh1.take(np.zeros(k, dtype=np.intp))
 
@@ -163,9 +205,17 @@ class BatchCore:
         """One action per game of ``st``; ``rows`` (the games the opponent must move) get the
         opponent's choice, seen from ``side`` (R,) (the opponent's side in each of those games)."""
         eng = self.engine
-        if self.opponent == "random":
+        if isinstance(self.opponent, str):   # "random"
             return eng.random_actions(st, self.rng)
         whole = len(rows) == len(st)
+        if isinstance(self.opponent, EngineOpponent):
+            sub = st if whole else st.take(rows)
+            chosen = np.asarray(self.opponent(eng, sub)).reshape(-1)
+            if chosen.shape != (len(rows),):
+                raise ValueError(f"the opponent must return {len(rows)} actions, got {chosen.shape}")
+            acts = np.zeros(len(st), dtype=np.intp)
+            acts[rows] = chosen
+            return acts
         obs = self.observer.observe(st, None if whole else rows, side)
         mask = eng.legal_action_mask(st)
         if not whole:
