@@ -29,7 +29,8 @@ _REGISTRY: dict[str, Callable[..., "Agent"]] = {}
 
 
 class Agent:
-    """Base class. Subclasses set ``name`` and implement :meth:`act`."""
+    """Base class. Subclasses set ``name`` and implement :meth:`choose` (running games only;
+    :meth:`act` hands it the running games of a batch and answers −1 for the finished ones)."""
 
     name: str = "agent"
 
@@ -43,6 +44,15 @@ class Agent:
 
     def act(self, engine: Engine, state: State) -> np.ndarray:
         """(B,) int64 actions for the side to move in each game; −1 where the game is over."""
+        b = len(state)
+        out = np.full(b, -1, dtype=np.int64)
+        live = np.flatnonzero(~state.done)
+        if len(live):
+            out[live] = self.choose(engine, state if len(live) == b else state.take(live))
+        return out
+
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        """(R,) actions for a batch of running games (subclasses implement this, or ``act``)."""
         raise NotImplementedError
 
     def __call__(self, engine: Engine, state: State) -> np.ndarray:

@@ -549,18 +549,22 @@ def validate_tournament_config(raw: Any, source: str = "tournament config") -> d
     return out
 
 
-def load_tournament_config(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a YAML tournament config and validate it (:func:`validate_tournament_config`)."""
+def read_yaml_config(path: str | os.PathLike) -> Any:
+    """The parsed YAML of a config file; an unreadable file or bad YAML is a :class:`ConfigError`."""
     import yaml
 
     try:
         with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
+            return yaml.safe_load(fh)
     except OSError as exc:
         raise ConfigError("<file>", f"cannot read {path}: {exc.strerror or exc}", str(path)) from None
     except yaml.YAMLError as exc:
         raise ConfigError("<file>", f"not valid YAML: {exc}", str(path)) from None
-    return validate_tournament_config(raw, str(path))
+
+
+def load_tournament_config(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a YAML tournament config and validate it (:func:`validate_tournament_config`)."""
+    return validate_tournament_config(read_yaml_config(path), str(path))
 
 
 # --- tournaments ----------------------------------------------------------------------------------

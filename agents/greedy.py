@@ -253,19 +253,14 @@ class GreedyAgent(Agent):
         return g
 
     # ------------------------------------------------------------------------------------------
-    def act(self, engine: Engine, state: State) -> np.ndarray:
-        b = len(state)
-        out = np.full(b, -1, dtype=np.int64)
-        live = np.flatnonzero(~state.done)
-        if not len(live):
-            return out
-        sub = state if len(live) == b else state.take(live)
-        scores, parent, action = self.score_moves(engine, sub)
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        out = np.full(len(state), -1, dtype=np.int64)
+        scores, parent, action = self.score_moves(engine, state)
         noise = self.rng.random(len(scores)) * 1e-3
         order = np.lexsort((scores + noise, parent))
         last = np.r_[parent[order][1:] != parent[order][:-1], True]
         best = order[last]
-        out[live[parent[best]]] = action[best]
+        out[parent[best]] = action[best]
         return out
 
     def score_moves(self, engine: Engine, state: State):

@@ -79,16 +79,12 @@ class MCTSAgent(Agent):
             self._greedy.reset(seed + 1)
 
     # ------------------------------------------------------------------------------------------
-    def act(self, engine: Engine, state: State) -> np.ndarray:
-        b = len(state)
-        out = np.full(b, -1, dtype=np.int64)
-        live = np.flatnonzero(~state.done)
-        if not len(live):
-            return out
-        mask = engine.legal_action_mask(state.take(live))
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        out = np.full(len(state), -1, dtype=np.int64)
+        mask = engine.legal_action_mask(state)
         roots = []
-        for i, g in enumerate(live):
-            acts = np.flatnonzero(mask[i])
+        for g in range(len(state)):
+            acts = np.flatnonzero(mask[g])
             if len(acts) == 1:
                 out[g] = acts[0]
                 continue

@@ -38,13 +38,8 @@ class PolicyAgent(Agent):
         if seed is not None:
             self.model.set_random_seed(seed)
 
-    def act(self, engine: Engine, state: State) -> np.ndarray:
-        b = len(state)
-        out = np.full(b, -1, dtype=np.int64)
-        live = np.flatnonzero(~state.done)
-        if not len(live):
-            return out
-        sub = state if len(live) == b else state.take(live)
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        sub = state
         space = self.model.observation_space
         if tuple(space.shape) != (engine.n, engine.n, 14):
             raise ValueError(f"the model expects observations of shape {space.shape}, "
@@ -52,13 +47,12 @@ class PolicyAgent(Agent):
         obs = observe(engine, sub, sub.to_move)
         mask = engine.legal_action_mask(sub).astype(bool)
         actions, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
-        actions = np.asarray(actions, dtype=np.int64).reshape(len(live))
+        actions = np.asarray(actions, dtype=np.int64).reshape(len(sub))
         # guard: a masked distribution never samples an illegal action, but never trust it blindly
-        bad = ~mask[np.arange(len(live)), actions]
+        bad = ~mask[np.arange(len(sub)), actions]
         if bad.any():
             actions[bad] = engine.random_actions(sub.take(np.flatnonzero(bad)), self.rng)
-        out[live] = actions
-        return out
+        return actions
 
 
 def _factory(arg, seed=None, **kw):

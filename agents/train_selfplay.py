@@ -71,7 +71,7 @@ from tafl_env.engine import State
 from tafl_env.rules import SIDES, VARIANTS, make_rules
 
 from .base import Agent
-from .evaluate import ConfigError, FieldSpec, play_games, wilson_interval
+from .evaluate import ConfigError, FieldSpec, play_games, read_yaml_config, wilson_interval
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "train", "make_train_env",
            "NetAgent", "evaluate_agent", "plot_learning_curve"]
@@ -211,16 +211,7 @@ def validate_train_config(raw: Any, source: str = "train config") -> dict[str, A
 
 def load_train_config(path: str | os.PathLike) -> dict[str, Any]:
     """Read a YAML training config and validate it (:func:`validate_train_config`)."""
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = yaml.safe_load(fh)
-    except OSError as exc:
-        raise ConfigError("<file>", f"cannot read {path}: {exc.strerror or exc}", str(path)) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError("<file>", f"not valid YAML: {exc}", str(path)) from None
-    return validate_train_config(raw, source=str(path))
+    return validate_train_config(read_yaml_config(path), source=str(path))
 
 
 def _rules(cfg: Mapping[str, Any]):
@@ -246,24 +237,18 @@ class NetAgent(Agent):
         self.policy = policy
         self.deterministic = deterministic
 
-    def act(self, engine, state: State) -> np.ndarray:
+    def choose(self, engine, state: State) -> np.ndarray:
         import torch as th
 
         from tafl_env.observation import observe
 
         from .networks import masked_sample
 
-        out = np.full(len(state), -1, dtype=np.int64)
-        live = np.flatnonzero(~state.done)
-        if not len(live):
-            return out
-        sub = state if len(live) == len(state) else state.take(live)
-        obs = observe(engine, sub, sub.to_move.astype(np.intp))
-        mask = engine.legal_action_mask(sub)
+        obs = observe(engine, state, state.to_move.astype(np.intp))
+        mask = engine.legal_action_mask(state)
         with th.no_grad():
             logits = self.policy.action_logits(th.as_tensor(obs))
-        out[live] = masked_sample(logits, mask, self.rng, self.deterministic)
-        return out
+        return masked_sample(logits, mask, self.rng, self.deterministic)
 
 
 class FrozenOpponent:
