@@ -47,6 +47,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import copy
 import os
 import re
 import time
@@ -503,6 +504,37 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
 """The fields of a tournament config: types, whether required, default, meaning and range check."""
 
 
+def check_schema(raw: Any, schema: dict[str, "FieldSpec"], source: str) -> dict[str, Any]:
+    """Check each field of a parsed config against ``schema``; return it with defaults filled.
+
+    Raises :class:`ConfigError` naming the field: an unknown key, a missing required field, a wrong
+    type, or a value its ``check`` rejects. Checks across fields are the caller's.
+    """
+    if not isinstance(raw, dict):
+        raise ConfigError("<root>", f"must be a mapping of fields, got {type(raw).__name__}", source)
+    for key in raw:
+        if key not in schema:
+            raise ConfigError(str(key), f"unknown field (known: {', '.join(schema)})", source)
+    out: dict[str, Any] = {}
+    for key, spec in schema.items():
+        if key not in raw:
+            if spec.required:
+                raise ConfigError(key, "is required", source)
+            out[key] = copy.deepcopy(spec.default)
+            continue
+        value = raw[key]
+        ok = isinstance(value, spec.types) and not (isinstance(value, bool) and bool not in spec.types)
+        if not ok:
+            want = " or ".join("null" if t is type(None) else t.__name__ for t in spec.types)
+            raise ConfigError(key, f"must be {want}, got {type(value).__name__} {value!r}", source)
+        if spec.check is not None and value is not None:
+            problem = spec.check(value)
+            if problem:
+                raise ConfigError(key, problem, source)
+        out[key] = value
+    return out
+
+
 def validate_tournament_config(raw: Any, source: str = "tournament config") -> dict[str, Any]:
     """Check a parsed config against :data:`TOURNAMENT_SCHEMA`; return it with the defaults filled.
 
@@ -515,29 +547,7 @@ def validate_tournament_config(raw: Any, source: str = "tournament config") -> d
     ...
     agents.evaluate.ConfigError: tournament config: field 'agents': needs at least 2 agents
     """
-    if not isinstance(raw, dict):
-        raise ConfigError("<root>", f"must be a mapping of fields, got {type(raw).__name__}", source)
-    for key in raw:
-        if key not in TOURNAMENT_SCHEMA:
-            raise ConfigError(str(key), f"unknown field (known: {', '.join(TOURNAMENT_SCHEMA)})", source)
-    out: dict[str, Any] = {}
-    for key, spec in TOURNAMENT_SCHEMA.items():
-        if key not in raw:
-            if spec.required:
-                raise ConfigError(key, "is required", source)
-            value = spec.default
-            out[key] = dict(value) if isinstance(value, dict) else value
-            continue
-        value = raw[key]
-        ok = isinstance(value, spec.types) and not (isinstance(value, bool) and bool not in spec.types)
-        if not ok:
-            want = " or ".join("null" if t is type(None) else t.__name__ for t in spec.types)
-            raise ConfigError(key, f"must be {want}, got {type(value).__name__} {value!r}", source)
-        if spec.check is not None and value is not None:
-            problem = spec.check(value)
-            if problem:
-                raise ConfigError(key, problem, source)
-        out[key] = value
+    out = check_schema(raw, TOURNAMENT_SCHEMA, source)
     if out["anchor"] is not None and out["anchor"] not in out["agents"]:
         raise ConfigError("anchor", f"{out['anchor']!r} is not one of the agents {list(out['agents'])}", source)
     try:

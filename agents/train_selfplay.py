@@ -71,7 +71,8 @@ from tafl_env.engine import State
 from tafl_env.rules import SIDES, VARIANTS, make_rules
 
 from .base import Agent
-from .evaluate import ConfigError, FieldSpec, play_games, read_yaml_config, wilson_interval
+from .evaluate import (ConfigError, FieldSpec, check_schema, play_games, read_yaml_config,
+                       wilson_interval)
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "train", "make_train_env",
            "NetAgent", "evaluate_agent", "plot_learning_curve"]
@@ -170,29 +171,7 @@ def validate_train_config(raw: Any, source: str = "train config") -> dict[str, A
     ...
     agents.evaluate.ConfigError: train config: field 'gamma': must lie in [0, 1], got 2
     """
-    if not isinstance(raw, dict):
-        raise ConfigError("<root>", f"must be a mapping of fields, got {type(raw).__name__}", source)
-    for key in raw:
-        if key not in TRAIN_SCHEMA:
-            raise ConfigError(str(key), f"unknown field (known: {', '.join(TRAIN_SCHEMA)})", source)
-    out: dict[str, Any] = {}
-    for key, spec in TRAIN_SCHEMA.items():
-        if key not in raw:
-            if spec.required:
-                raise ConfigError(key, "is required", source)
-            value = spec.default
-            out[key] = copy.deepcopy(value)
-            continue
-        value = raw[key]
-        ok = isinstance(value, spec.types) and not (isinstance(value, bool) and bool not in spec.types)
-        if not ok:
-            want = " or ".join("null" if t is type(None) else t.__name__ for t in spec.types)
-            raise ConfigError(key, f"must be {want}, got {type(value).__name__} {value!r}", source)
-        if spec.check is not None and value is not None:
-            problem = spec.check(value)
-            if problem:
-                raise ConfigError(key, problem, source)
-        out[key] = value
+    out = check_schema(raw, TRAIN_SCHEMA, source)
     if out["selfplay_games"] + out["snapshot_games"] + out["greedy_games"] + out["random_games"] == 0:
         raise ConfigError("selfplay_games", "the league is empty: at least one of selfplay_games, "
                                             "snapshot_games, greedy_games, random_games must be > 0", source)
