@@ -314,7 +314,6 @@ class GreedyAgent(Agent):
 
     def _evaluate(self, geo: _Geometry, board: np.ndarray) -> np.ndarray:
         s = geo.s
-        m = len(board)
         side = _SIDE[board[:, :s]]
         has_king = (board[:, :s] == KING).any(axis=1)
         ks = np.where(has_king, np.argmax(board[:, :s] == KING, axis=1), s)
@@ -340,7 +339,7 @@ class GreedyAgent(Agent):
         """
         geo = self.geometry(engine)
         rules = engine.rules
-        s, n = geo.s, geo.n
+        s = geo.s
         m = len(st)
         board = st.board
         o = st.to_move.astype(np.int64)
@@ -565,7 +564,6 @@ class GreedyAgent(Agent):
           king-capture filter itself.
         """
         s = geo.s
-        m = len(board)
         nb = geo.nbr[:s]                                       # (S, 4) N E S W
         opp = nb[:, [2, 3, 0, 1]]                              # the square beyond, per direction
         o_piece = side == o[:, None]                           # (M, S+1); sentinel column -1

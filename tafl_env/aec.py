@@ -31,7 +31,7 @@ from .errors import IllegalMoveError
 from .game import Game, engine_for
 from .observation import observation_shape, observe
 from .render import HumanRenderer, render_ansi, render_rgb
-from .rules import SIDES, VARIANTS, RuleSet, make_rules
+from .rules import SIDES, RuleSet, make_rules
 from .registration import ENV_IDS, env_id, register_pettingzoo
 
 AGENTS = SIDES  # ("attacker", "defender"): agent name = side name, index = side code

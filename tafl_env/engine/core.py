@@ -31,7 +31,7 @@ from ..notation import (COMMANDER, EMPTY, KING, KNIGHT, NUM_CODES, OFFBOARD, for
 from ..rules import RuleSet, SIDES, side_index
 from .state import (ATTACKER_WINS, DEFENDER_WINS, DRAW, ENCIRCLED, ESCAPED, KING_CAPTURED,
                     NO_MOVES, NO_WINNER, REPETITION, RUNNING, TRUNCATED, State)
-from .tables import (IS_ATTACKER, IS_CUSTODIAL_VICTIM, IS_DEFENDER, IS_PLAIN_SOLDIER, OPPOSITE,
+from .tables import (IS_ATTACKER, IS_CUSTODIAL_VICTIM, IS_PLAIN_SOLDIER, OPPOSITE,
                      SIDE_OF, Tables)
 
 
