@@ -68,7 +68,7 @@ def register_agent(kind: str, factory: Callable[..., Agent]) -> None:
 
 
 def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
-    """An agent from a short spec: ``"random"``, ``"greedy"``, ``"mcts:400"``, ``"policy:path.zip"``.
+    """An agent from a short spec: ``"random"``, ``"greedy"``, ``"mcts:64"``, ``"policy:path.zip"``.
 
     The part after the first ``:`` is passed to the agent's factory as its argument.
     """

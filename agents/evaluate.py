@@ -459,9 +459,14 @@ def _agents_check(value: Mapping) -> str | None:
             from .base import _REGISTRY  # agents registered by other modules are fine too
 
             if kind not in _REGISTRY:
-                return f"agent {name!r}: unknown kind {kind!r} (random, greedy, mcts:N, policy:PATH)"
-        if kind == "mcts" and arg and not (arg.isdigit() and int(arg) > 0):
-            return f"agent {name!r}: mcts takes a positive number of simulations, got {arg!r}"
+                return f"agent {name!r}: unknown kind {kind!r} (random, greedy, mcts:N[:ROLLOUT[:PRIOR]], policy:PATH)"
+        if kind == "mcts":   # cheap to build: let the factory judge N:ROLLOUT:PRIOR
+            from .base import make_agent
+
+            try:
+                make_agent(spec)
+            except ValueError as err:
+                return f"agent {name!r}: {err}"
     return None
 
 
@@ -469,7 +474,7 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
     "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)",
                          lambda v: None if v in VARIANTS else f"unknown variant {v!r}; one of {', '.join(VARIANTS)}"),
     "agents": FieldSpec((dict,), True, None,
-                        "players: name -> agent spec (random | greedy | mcts:SIMULATIONS | policy:PATH)",
+                        "players: name -> agent spec (random | greedy | mcts:N[:ROLLOUT[:PRIOR]] | policy:PATH)",
                         _agents_check),
     "games_per_pair": FieldSpec((int,), True, None,
                                 "games per pair of agents, half with each agent attacking (even, >= 2)",

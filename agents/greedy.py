@@ -263,8 +263,16 @@ class GreedyAgent(Agent):
         out[parent[best]] = action[best]
         return out
 
-    def score_moves(self, engine: Engine, state: State):
-        """Scores of every legal action of every (running) game: (scores, parent row, action)."""
+    def score_moves(self, engine: Engine, state: State, details: bool = False):
+        """Scores of every legal action of every (running) game: (scores, parent row, action).
+
+        With ``details``, two more arrays follow: the number of enemy pieces each move captures
+        and the evaluation ``E`` of the position after it, seen from the mover (``E`` for the
+        defenders, ``-E`` for the attackers) — what :class:`~agents.mcts.MCTSAgent` builds its
+        priors and leaf values from. The score is ``WIN`` / ``LOSS`` for moves that end the game,
+        else ``W_CAPTURE * captures + E_mover``, plus ``UNSAFE`` when the opponent can then win
+        at once.
+        """
         parts = []
         counts = engine.count_legal(state)
         cum = np.cumsum(counts)
@@ -274,10 +282,11 @@ class GreedyAgent(Agent):
             stop = max(start + 1, int(np.searchsorted(cum, base + self.chunk, side="right")))
             rows = np.arange(start, stop)
             children, parent, action = expand(engine, state.take(rows))
-            sc = self._score_children(engine, state, rows[parent], children)
-            parts.append((sc, rows[parent], action))
+            sc, caps, e_mover = self._score_children(engine, state, rows[parent], children)
+            parts.append((sc, rows[parent], action, caps, e_mover))
             start = stop
-        return tuple(np.concatenate(x) for x in zip(*parts))
+        out = tuple(np.concatenate(x) for x in zip(*parts))
+        return out if details else out[:3]
 
     # ------------------------------------------------------------------------------------------
     def _score_children(self, engine: Engine, parents: State, parent: np.ndarray,
@@ -302,7 +311,8 @@ class GreedyAgent(Agent):
             + (_count(parents.board[parent], 1, s) - _count(children.board, 1, s)) * (enemy == 1)
         # (d) evaluation
         e = self._evaluate(geo, children.board)
-        scores = W_CAPTURE * caps + np.where(mover == DEFENDER, e, -e)
+        e_mover = np.where(mover == DEFENDER, e, -e)
+        scores = W_CAPTURE * caps + e_mover
         scores[children.winner == 2] = 0.0
         # (b) opponent's immediate wins
         if len(running):
@@ -310,7 +320,12 @@ class GreedyAgent(Agent):
             scores[running[unsafe]] += UNSAFE
         scores[won] = WIN
         scores[lost] = LOSS
-        return scores
+        return scores, caps, e_mover
+
+    def evaluate(self, engine: Engine, state: State) -> np.ndarray:
+        """(B,) the evaluation ``E`` of each position, seen from the defenders (module docstring, (d));
+        −100 where the king is gone."""
+        return self._evaluate(self.geometry(engine), state.board)
 
     def _evaluate(self, geo: _Geometry, board: np.ndarray) -> np.ndarray:
         s = geo.s

@@ -1,6 +1,8 @@
 """Agent throughput per variant: random-vs-random and greedy-vs-greedy games per second at full batch
 (B games in one batch, both sides played by the agent, finished games restarted in place), and MCTS
-simulations per second (one ``act`` call on a batch of games from the start position).
+simulations per second (one ``act`` call on a batch of games from the start position), for the
+default MCTS (``mcts:N``: greedy priors and leaf values, a greedy scoring of every expanded node)
+and for plain UCT with random rollouts (``mcts:N:random:uniform``).
 
     python benchmarks/bench_agents.py                         # all variants, B=256, ~3 s per cell
     python benchmarks/bench_agents.py --variants legacy_ard_ri --batch 64 --seconds 1
@@ -59,9 +61,10 @@ def selfplay(variant: str, spec: str, batch: int, seconds: float, seed: int = 0)
             "moves_per_s": moves / elapsed, "worst_step_s": worst}
 
 
-def mcts_rate(variant: str, batch: int, simulations: int, seed: int = 0) -> dict:
+def mcts_rate(variant: str, batch: int, simulations: int, seed: int = 0, rollout: str = "none",
+              prior: str = "greedy") -> dict:
     eng = Engine(make_rules(variant))
-    agent = MCTSAgent(simulations=simulations, seed=seed)
+    agent = MCTSAgent(simulations=simulations, rollout=rollout, prior=prior, seed=seed)
     st = eng.initial_state(batch)
     t0 = time.perf_counter()
     agent.act(eng, st)
@@ -93,16 +96,18 @@ def main(argv: list[str] | None = None) -> int:
         g = selfplay(v, "greedy", args.greedy_batch or args.batch, args.greedy_seconds or args.seconds,
                      args.seed)
         m = mcts_rate(v, args.mcts_batch, args.simulations, args.seed)
-        rows.append((v, r, g, m))
+        u = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random", prior="uniform")
+        rows.append((v, r, g, m, u))
         print(f"  {v}: random {r['games_per_s']:.1f} games/s, greedy {g['games_per_s']:.2f} games/s "
-              f"({g['worst_step_s']:.2f} s worst step), mcts {m['sims_per_s']:.0f} sims/s",
-              file=sys.stderr, flush=True)
+              f"({g['worst_step_s']:.2f} s worst step), mcts {m['sims_per_s']:.0f} sims/s, "
+              f"uct {u['sims_per_s']:.0f} sims/s", file=sys.stderr, flush=True)
     head = ("| variant | random games/s | random moves/s | greedy games/s | greedy moves/s "
-            "| greedy worst step (s) | MCTS sims/s |")
-    lines = [head, "|" + "---|" * 7]
-    for v, r, g, m in rows:
+            "| greedy worst step (s) | MCTS sims/s (greedy priors) | UCT sims/s (random rollouts) |")
+    lines = [head, "|---|" + "---:|" * 7]
+    for v, r, g, m, u in rows:
         lines.append(f"| {v} | {r['games_per_s']:,.1f} | {r['moves_per_s']:,.0f} | {g['games_per_s']:,.2f} "
-                     f"| {g['moves_per_s']:,.0f} | {g['worst_step_s']:.2f} | {m['sims_per_s']:,.0f} |")
+                     f"| {g['moves_per_s']:,.0f} | {g['worst_step_s']:.2f} | {m['sims_per_s']:,.0f} "
+                     f"| {u['sims_per_s']:,.0f} |")
     table = "\n".join(lines)
     print(table)
     if args.write or args.out is not None:
@@ -114,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                  *((f"run at nice {os.nice(0)} while other jobs used the cores: wall-clock rates are "
                     "lower bounds",) if os.nice(0) > 0 else ()),
                  f"MCTS: one act() on {args.mcts_batch} start positions, {args.simulations} simulations "
-                 "each, random rollouts (cap 100 actions), 8 leaves per tree per round")
+                 "each, 8 leaves per tree per round; `mcts:N` (greedy priors and leaf values, no rollout) "
+                 "and `mcts:N:random:uniform` (UCT, random rollouts of at most 40 actions)")
         append_section(args.out or DEFAULT_OUT, "Agents: self-play and MCTS throughput", info,
                        command.strip(), table, notes)
     return 0

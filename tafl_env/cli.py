@@ -615,7 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "line, so it can be driven by a pipe.")
     p.add_argument("variant", metavar="VARIANT")
     p.add_argument("--vs", required=True, metavar="AGENT",
-                   help="the opponent: random, greedy, mcts:N or policy:PATH")
+                   help="the opponent: random, greedy, mcts:N[:ROLLOUT[:PRIOR]] or policy:PATH")
     p.add_argument("--side", choices=SIDES, default="attacker", help="your side (default: attacker)")
     p.add_argument("--seed", type=int, default=None, help="the agent's random seed")
     _add_start(p)

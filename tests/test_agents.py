@@ -90,7 +90,10 @@ def assert_legal(eng, st, actions):
 AGENT_SPECS = {
     "random": lambda seed: make_agent("random", seed=seed),
     "greedy": lambda seed: make_agent("greedy", seed=seed),
-    "mcts": lambda seed: MCTSAgent(simulations=12, max_rollout_turns=10, leaves_per_tree=6, seed=seed),
+    "mcts": lambda seed: MCTSAgent(simulations=12, leaves_per_tree=6, seed=seed),
+    "mcts_rollouts": lambda seed: MCTSAgent(simulations=6, rollout="random", max_rollout_turns=6, seed=seed),
+    "mcts_uct": lambda seed: MCTSAgent(simulations=8, rollout="random", prior="uniform",
+                                       max_rollout_turns=10, seed=seed),
 }
 
 
@@ -98,7 +101,7 @@ AGENT_SPECS = {
 @pytest.mark.parametrize("kind", sorted(AGENT_SPECS))
 def test_legal_actions_on_random_positions(variant, kind):
     eng = engine(variant)
-    batch = 3 if (kind == "mcts" or variant == "legacy_alea_evangelii") else 12
+    batch = 3 if (kind.startswith("mcts") or variant == "legacy_alea_evangelii") else 12
     st = random_positions(eng, batch, 60, seed=1)
     st.put([0], random_positions(eng, 1, 400, seed=2))   # likely finished
     agent = AGENT_SPECS[kind](0)
@@ -135,9 +138,21 @@ def test_determinism_with_seed(kind):
 def test_make_agent_specs():
     assert isinstance(make_agent("greedy"), GreedyAgent)
     m = make_agent("mcts:8", seed=1)
-    assert isinstance(m, MCTSAgent) and m.simulations == 8 and m.rollout == "random"
+    assert isinstance(m, MCTSAgent) and m.simulations == 8
+    assert (m.rollout, m.prior, m.name) == ("none", "greedy", "mcts:8")
     g = make_agent("mcts:8:greedy", seed=1)
-    assert g.simulations == 8 and g.rollout == "greedy"
+    assert (g.simulations, g.rollout, g.prior, g.name) == (8, "greedy", "greedy", "mcts:8:greedy")
+    u = make_agent("mcts:8:random:uniform", seed=1)
+    assert (u.rollout, u.prior, u.name) == ("random", "uniform", "mcts:8:random:uniform")
+    assert make_agent("mcts").simulations == 64
+
+
+@pytest.mark.parametrize("spec, words", [("mcts:lots", "simulations"), ("mcts:0", "simulations"),
+                                         ("mcts:8:fast", "rollout"), ("mcts:8:random:wide", "prior"),
+                                         ("mcts:8:none:uniform", "rollouts"), ("mcts:8:a:b:c", "at most")])
+def test_mcts_bad_specs_name_the_problem(spec, words):
+    with pytest.raises(ValueError, match=words):
+        make_agent(spec)
 
 
 # --- greedy tactics ----------------------------------------------------------------------------
@@ -313,9 +328,11 @@ def test_mcts_finds_win_in_one():
 """)
     eng = engine("historical_tablut")
     st = eng.initial_state(4, position=pos, to_move="attacker")
-    a = MCTSAgent(simulations=60, max_rollout_turns=20, seed=0).act(eng, st)
-    eng.step(st, a)
-    assert (st.winner == 0).all()
+    for agent in (MCTSAgent(simulations=60, seed=0),
+                  MCTSAgent(simulations=300, rollout="random", prior="uniform", max_rollout_turns=20, seed=0)):
+        s = st.copy()
+        eng.step(s, agent.act(eng, s))
+        assert (s.winner == 0).all()
 
 
 def test_mcts_greedy_rollouts_legal():
@@ -323,6 +340,86 @@ def test_mcts_greedy_rollouts_legal():
     st = random_positions(eng, 3, 20, seed=9)
     a = MCTSAgent(simulations=8, rollout="greedy", max_rollout_turns=4, seed=0).act(eng, st)
     assert_legal(eng, st, a)
+
+
+# The king on the throne, each line blocked two squares away; stepping to e4 (or d5, f5, e6) opens
+# two lines to the edge at once, a win in two (a "fork") that one ply of look-ahead cannot prove.
+FORK = picture("""
+9 . . . . . . . . .
+8 . . . . t . . . .
+7 . . . . . . . . .
+6 . . . . . . . . .
+5 . t . . K . . t .
+4 . . . . . . . . .
+3 . . . . . . . . .
+2 . . . . t . . . .
+1 . . . . . . . . .
+""")
+
+
+def test_mcts_proves_a_fork_and_wins():
+    eng = engine("historical_tablut")
+    st = eng.initial_state(4, position=FORK, to_move="defender")
+    mcts, greedy = MCTSAgent(simulations=16, seed=1), GreedyAgent(seed=2)
+    roots_proven = []
+    search = mcts.search
+
+    def spy(engine_, roots):
+        search(engine_, roots)
+        roots_proven.extend(r.proven for r in roots)
+    mcts.search = spy
+    eng.step(st, mcts.act(eng, st))
+    assert roots_proven == [1, 1, 1, 1]           # the search proved the win for every game
+    eng.step(st, greedy.act(eng, st))               # whatever the attackers do ...
+    eng.step(st, mcts.act(eng, st))                 # ... the king escapes
+    assert (st.winner == 1).all() and (st.reason == 2).all()
+
+
+def test_mcts_blocks_an_escape_line():
+    # as test_greedy_blocks_escape_instead_of_capturing: the capture h1-h2 lets the king out
+    pos = picture("""
+9 . . . . . . . t .
+8 . . . . . . . . .
+7 . . . . . . . . .
+6 . . T . . . . . .
+5 . T K . . . . . .
+4 . . T . . . . . .
+3 . . . . . . . . .
+2 . . . . . t T . .
+1 t . . . . . . t .
+""")
+    v = "historical_tablut"
+    eng = engine(v)
+    st = eng.initial_state(6, position=pos, to_move="attacker")
+    g = Game(v, position=pos, to_move="attacker")
+    for agent in (MCTSAgent(simulations=8, seed=3), MCTSAgent(simulations=32, seed=4)):
+        for a in set(agent.act(eng, st).tolist()):
+            move = g.describe(a).notation
+            assert not _defender_can_win(v, pos, "attacker", move), move
+
+
+def test_mcts_lost_position_still_moves_legally():
+    # the king has two open lines whatever the attackers do: every move is a proven loss
+    eng = engine("historical_tablut")
+    st = eng.initial_state(2, position=FORK, to_move="defender")
+    g = Game("historical_tablut", position=FORK, to_move="defender")
+    eng.step(st, np.array([g.push("e5-e4").action] * 2))
+    a = MCTSAgent(simulations=16, seed=5).act(eng, st)
+    assert_legal(eng, st, a)
+
+
+def test_mcts_beats_greedy_on_ard_ri():
+    """With 64 simulations MCTS beats greedy from both sides (greedy-vs-greedy: the defenders
+    win 31 of 32 games, so the attacker games are the telling ones)."""
+    from agents.evaluate import play_games
+    won = 0
+    for side in ("attacker", "defender"):
+        m, g = MCTSAgent(simulations=64, seed=6), GreedyAgent(seed=7)
+        res = play_games("legacy_ard_ri", *((m, g) if side == "attacker" else (g, m)), 8, seed=8)
+        won += sum(r["result"] == side for r in res)
+        if side == "attacker":
+            assert sum(r["result"] == side for r in res) >= 4
+    assert won >= 12
 
 
 # --- policy -------------------------------------------------------------------------------------

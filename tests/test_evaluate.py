@@ -483,6 +483,8 @@ BASE = {"variant": "legacy_ard_ri", "agents": {"a": "random", "b": "random"}, "g
     ({"agents": ["random", "greedy"]}, "agents", "must be dict"),
     ({"agents": {"a": "random", "b": "alphazero"}}, "agents", "unknown kind"),
     ({"agents": {"a": "random", "b": "mcts:lots"}}, "agents", "simulations"),
+    ({"agents": {"a": "random", "b": "mcts:16:fast"}}, "agents", "rollout"),
+    ({"agents": {"a": "random", "b": "mcts:16:random:wide"}}, "agents", "prior"),
     ({"agents": {"a": "random", "b": 3}}, "agents", "spec"),
     ({"anchor": "zed"}, "anchor", "not one of the agents"),
     ({"bootstrap": -5}, "bootstrap", ">= 0"),
