@@ -149,11 +149,31 @@ def summarize(variant: str) -> dict:
     old = readme.read_text() if readme.exists() else ""
     disc = old[old.index(MARK):] if MARK in old else MARK + "\n\n## Discussion\n\n(to be written)\n"
     readme.write_text("\n".join(L) + "\n" + disc)
+    from tafl_env import make_rules
+    n = make_rules(variant).board_size
+    board = f"{n}x{n}"
+    order = {s: " > ".join(sorted(specs, key=lambda n: -sides[s][n]["rating"])) for s in SIDES}
+    row = (f"| [{variant}]({variant}/README.md) | {board} | {', '.join(f'`{x}`' for x in specs.values())} "
+           f"| {res['config']['games_per_pair']} / {ar['games']} | {res['rules']['max_turns']} "
+           f"| {res['seconds'] / 60:.1f} | "
+           + ", ".join(f"{r['name']} {r['rating']:.0f} {fmt_iv(r['low'], r['high'])}" for r in res["ratings"]["ratings"])
+           + f" | {sa['elo']:+.0f} {fmt_iv(sa['low'], sa['high'])} | {'yes' if ok_all else 'no'} | "
+           + " | ".join(f"{'yes' if ok_side[s][0] else 'no'} ({order[s]})" for s in SIDES) + " |")
     return {"variant": variant, "overall": ok_all, "sides": {s: ok_side[s][0] for s in SIDES},
             "ratings": {n: overall[n]["rating"] for n in specs}, "games": ar["games"],
-            "attacker_score": ar["score"], "minutes": res["seconds"] / 60}
+            "attacker_score": ar["score"], "minutes": res["seconds"] / 60, "overview_row": row}
+
+
+OVERVIEW_HEAD = ("| variant | board | agents | games per pair / total | move cap | minutes | Elo overall [95%] "
+                 "| attacker side advantage (Elo) | random < greedy < MCTS overall "
+                 "| as attacker (per-side Elo order) | as defender (per-side Elo order) |\n"
+                 "|---|---|---|---|---:|---:|---|---|---|---|---|")
 
 
 if __name__ == "__main__":
+    rows = []
     for v in sys.argv[1:]:
-        print(json.dumps(summarize(v)))
+        summary = summarize(v)
+        rows.append(summary.pop("overview_row"))
+        print(json.dumps(summary))
+    print("\nThe overview table of results/tournaments/README.md:\n\n" + OVERVIEW_HEAD + "\n" + "\n".join(rows))
