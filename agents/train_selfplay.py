@@ -22,8 +22,12 @@ a single checkpoint plays either side (``tafl play ... --vs policy:PATH`` for bo
   (:mod:`agents.greedy`, acting on the engine state through
   :class:`tafl_env.vector.EngineOpponent`) and against uniform random play: fixed, non-learning
   opponents that anchor the learner to an absolute standard.
+- ``greedy_attacker_games`` (optional, 0 by default): more games against the greedy agent in which
+  the learner always plays the attackers (group ``greedy_attacker``), for a variant where the
+  attackers' side is the harder one to learn (Tablut) and would otherwise get only half of the
+  greedy games.
 
-In every opponent game the learner's side alternates from episode to episode. All groups are
+In every other opponent game the learner's side alternates from episode to episode. All groups are
 sides of one :class:`tafl_env.sb3.ConcatTaflVecEnv`; PPO sees only the learner's moves.
 
 **Rewards.** +1 win, −1 loss, 0 draw and truncation (DESIGN.md); no shaping.
@@ -32,10 +36,14 @@ sides of one :class:`tafl_env.sb3.ConcatTaflVecEnv`; PPO sees only the learner's
 to the moves of the greedy agent in ``imitation_games`` greedy-vs-greedy games (a quarter of the
 moves played at random for variety, ``imitation_epsilon``): cross-entropy over the legal moves for
 the policy, and the discounted game results for the value head (:func:`imitation_data`,
-:func:`imitate`). It is behaviour cloning, not self-play, and only a starting point: on a 2-core CPU
-it replaces the first minutes in which PPO from scratch learns what a move is worth. The tuned
-configs of legacy_ard_ri and historical_tablut use it (the recorded results say so); its time
-counts towards ``max_minutes``.
+:func:`imitate`). With ``imitation_target: best`` the policy target is instead the whole set of
+moves that the greedy agent scores best (it often has several equal moves and picks one at
+random; fitting its random pick caps the accuracy and blurs the policy), with the loss ``-log`` of
+the probability of that set. ``imitation_lr`` and ``imitation_batch_size`` set the warm start's
+own learning rate and minibatch (default: PPO's). It is behaviour cloning, not self-play, and
+only a starting point: on a 2-core CPU it replaces the first minutes in which PPO from scratch
+learns what a move is worth. The tuned configs of legacy_ard_ri and historical_tablut use it (the
+recorded results say so); its time counts towards ``max_minutes``.
 
 **Outputs** (``output_dir``): ``config.yaml`` (the resolved config), ``command.txt``, ``tb/``
 (TensorBoard: SB3's ``train/*`` losses, ``league/*`` win rates of finished training games per
@@ -116,6 +124,9 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
     "snapshot_games": FieldSpec((int,), False, 16, "games against a frozen past snapshot", _nonneg),
     "greedy_games": FieldSpec((int,), False, 16, "games against the greedy agent", _nonneg),
     "random_games": FieldSpec((int,), False, 0, "games against the random agent", _nonneg),
+    "greedy_attacker_games": FieldSpec((int,), False, 0,
+                                       "more games against the greedy agent, the learner always attacking",
+                                       _nonneg),
     "pool_size": FieldSpec((int,), False, 8, "snapshots kept in the pool", _pos),
     "snapshot_every": FieldSpec((int,), False, 50_000, "steps between snapshots added to the pool", _pos),
     # warm start (off by default)
@@ -125,6 +136,15 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
     "imitation_epsilon": FieldSpec((int, float), False, 0.25,
                                    "chance that a move of those games is played at random (variety)", _unit),
     "imitation_epochs": FieldSpec((int,), False, 3, "passes over the imitation data", _pos),
+    "imitation_target": FieldSpec((str,), False, "move",
+                                  "what the policy imitates: the greedy agent's move, or its set of best moves",
+                                  lambda v: None if v in ("move", "best") else f"must be 'move' or 'best', got {v!r}"),
+    "imitation_lr": FieldSpec((int, float, type(None)), False, None,
+                              "Adam learning rate of the warm start (null: learning_rate)",
+                              lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+    "imitation_batch_size": FieldSpec((int, type(None)), False, None,
+                                      "minibatch size of the warm start (null: batch_size)",
+                                      lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
     # the network
     "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _pos),
     "blocks": FieldSpec((int,), False, 3, "residual blocks of the trunk", _nonneg),
@@ -172,10 +192,12 @@ def validate_train_config(raw: Any, source: str = "train config") -> dict[str, A
     agents.evaluate.ConfigError: train config: field 'gamma': must lie in [0, 1], got 2
     """
     out = check_schema(raw, TRAIN_SCHEMA, source)
-    if out["selfplay_games"] + out["snapshot_games"] + out["greedy_games"] + out["random_games"] == 0:
+    n_envs = (2 * out["selfplay_games"] + out["snapshot_games"] + out["greedy_games"] + out["random_games"]
+              + out["greedy_attacker_games"])
+    if n_envs == 0:
         raise ConfigError("selfplay_games", "the league is empty: at least one of selfplay_games, "
-                                            "snapshot_games, greedy_games, random_games must be > 0", source)
-    n_envs = 2 * out["selfplay_games"] + out["snapshot_games"] + out["greedy_games"] + out["random_games"]
+                                            "snapshot_games, greedy_games, random_games, greedy_attacker_games "
+                                            "must be > 0", source)
     if out["batch_size"] > n_envs * out["n_steps"]:
         raise ConfigError("batch_size", f"{out['batch_size']} is larger than a rollout "
                                         f"({n_envs} envs x {out['n_steps']} steps)", source)
@@ -259,7 +281,7 @@ def _state_dict_copy(policy) -> dict:
 
 # --- the environment ------------------------------------------------------------------------------
 
-GROUPS = ("selfplay", "snapshot", "greedy", "random")
+GROUPS = ("selfplay", "snapshot", "greedy", "random", "greedy_attacker")
 
 
 def make_train_env(cfg: Mapping[str, Any], seed: int | None = None):
@@ -286,6 +308,11 @@ def make_train_env(cfg: Mapping[str, Any], seed: int | None = None):
         parts.append(TaflSB3VecEnv(rules, num_envs=cfg["random_games"], opponent="random",
                                    learner_side="alternate"))
         groups.append("random")
+    if cfg.get("greedy_attacker_games"):
+        greedy_d = GreedyAgent(seed=None if seed is None else seed + 11)
+        parts.append(TaflSB3VecEnv(rules, num_envs=cfg["greedy_attacker_games"], opponent=greedy_d,
+                                   learner_side="attacker"))
+        groups.append("greedy_attacker")
     venv = ConcatTaflVecEnv(parts)
     if seed is not None:
         venv.seed(seed)
@@ -381,8 +408,29 @@ def plot_learning_curve(eval_csv: str | os.PathLike, path: str | os.PathLike, ti
 
 # --- the optional warm start: behaviour cloning of the greedy agent -------------------------------
 
+def _greedy_best(greedy, eng, sub: State) -> tuple[np.ndarray, np.ndarray]:
+    """The greedy agent's choice and its whole set of best moves (ties), from one scoring pass:
+    ``(actions (R,), packed best-move bits (R, ceil(A/8)) uint8)``. The choice is a uniform draw
+    from the set (the agent breaks ties at random the same way)."""
+    scores, parent, action = greedy.score_moves(eng, sub)
+    r = len(sub)
+    top = np.full(r, -np.inf)
+    np.maximum.at(top, parent, scores)
+    best = scores >= top[parent]
+    bits = np.zeros((r, eng.num_actions), dtype=bool)
+    bits[parent[best], action[best]] = True
+    key = np.where(best, greedy.rng.random(len(scores)), -1.0)   # a random member of each best set
+    order = np.lexsort((key, parent))
+    last = np.r_[parent[order][1:] != parent[order][:-1], True]
+    chosen = np.full(r, -1, dtype=np.int64)
+    chosen[parent[order[last]]] = action[order[last]]
+    return chosen, np.packbits(bits, axis=1)
+
+
 def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 128):
-    """Positions of greedy-vs-greedy games: ``(obs float16, mask bool, greedy action, value target)``.
+    """Positions of greedy-vs-greedy games: ``(obs float16, mask bool, greedy action, value target)``,
+    and with ``imitation_target: best`` a fifth array, the greedy agent's set of best moves in each
+    position (packed bits, ``np.packbits(..., axis=1)`` of a (positions, A) bool array).
 
     With probability ``imitation_epsilon`` a move is played at random instead (the recorded target
     is still the greedy agent's choice), so the games vary. The value target is the final result
@@ -397,7 +445,8 @@ def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 1
     eng = engine_for(rules)
     rng = np.random.default_rng(seed)
     greedy = GreedyAgent(seed=seed)
-    obs_l, mask_l, act_l, val_l = [], [], [], []
+    best_mode = cfg.get("imitation_target", "move") == "best"
+    obs_l, mask_l, act_l, val_l, best_l = [], [], [], [], []
     done_games = 0
     while done_games < games:
         b = min(batch, games - done_games)
@@ -406,10 +455,13 @@ def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 1
         while not st.done.all():
             live = np.flatnonzero(~st.done)
             sub = st.take(live)
-            acts = greedy.act(eng, sub)
+            if best_mode:
+                acts, best = _greedy_best(greedy, eng, sub)
+            else:
+                acts, best = greedy.act(eng, sub), None
             obs = observe(eng, sub, sub.to_move.astype(np.intp)).astype(np.float16)
             mask = eng.legal_action_mask(sub).astype(bool)
-            rec.append((live, sub.to_move.copy(), sub.turn.copy(), obs, mask, acts.copy()))
+            rec.append((live, sub.to_move.copy(), sub.turn.copy(), obs, mask, acts.copy(), best))
             play = acts.copy()
             rand = rng.random(len(live)) < cfg["imitation_epsilon"]
             if rand.any():
@@ -418,7 +470,7 @@ def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 1
             full[live] = play
             eng.step(st, full)
         winner, final_turn = st.winner.copy(), st.turn.copy()
-        for live, side, turn, obs, mask, acts in rec:
+        for live, side, turn, obs, mask, acts, best in rec:
             w = winner[live]
             z = np.where(w == side, 1.0, np.where(w == 1 - side, -1.0, 0.0))
             remaining = np.maximum(final_turn[live] - turn, 0) / 2.0
@@ -426,27 +478,50 @@ def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 1
             obs_l.append(obs)
             mask_l.append(mask)
             act_l.append(acts)
+            if best is not None:
+                best_l.append(best)
         done_games += b
-    return (np.concatenate(obs_l), np.concatenate(mask_l), np.concatenate(act_l).astype(np.int64),
-            np.concatenate(val_l))
+    out = (np.concatenate(obs_l), np.concatenate(mask_l), np.concatenate(act_l).astype(np.int64),
+           np.concatenate(val_l))
+    if best_mode:
+        out += (np.concatenate(best_l),)
+    return out
 
 
 def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None) -> dict[str, float]:
-    """Fit the policy to the greedy moves (cross-entropy over the legal moves) and the value head
-    to the results (MSE), ``imitation_epochs`` passes of minibatches of ``batch_size``."""
+    """Fit the policy to the greedy moves and the value head to the results (MSE),
+    ``imitation_epochs`` passes of minibatches of ``imitation_batch_size`` (default ``batch_size``)
+    at the learning rate ``imitation_lr`` (default ``learning_rate``; PPO's rate is restored after).
+
+    The policy loss is the cross-entropy of the greedy agent's move over the legal moves, or, when
+    ``data`` holds the best-move sets (``imitation_target: best``), ``-log`` of the probability the
+    policy gives to the whole set of moves that the greedy agent scores best: where several moves
+    tie, the network is free to prefer any of them (the agent picks one at random), so it is not
+    pushed towards a coin flip. ``accuracy`` is the share of positions whose most probable legal
+    move is the recorded greedy move; ``best_accuracy`` (with the sets) the share where it is one
+    of the best moves."""
     import torch as th
 
-    obs, mask, acts, val = data
+    obs, mask, acts, val = data[:4]
+    best_bits = data[4] if len(data) > 4 else None
     policy = model.policy
     policy.set_training_mode(True)
     opt = policy.optimizer
+    lr = cfg.get("imitation_lr")
+    saved_lr = [g["lr"] for g in opt.param_groups]
+    if lr is not None:
+        for g in opt.param_groups:
+            g["lr"] = float(lr)
     rng = np.random.default_rng(seed)
     n = len(acts)
-    bs = cfg["batch_size"]
+    bs = cfg.get("imitation_batch_size") or cfg["batch_size"]
+    n_actions = mask.shape[1]
     stats = {}
     for epoch in range(cfg["imitation_epochs"]):
         order = rng.permutation(n)
         tot = {"policy_loss": 0.0, "value_loss": 0.0, "accuracy": 0.0}
+        if best_bits is not None:
+            tot["best_accuracy"] = 0.0
         for i in range(0, n, bs):
             idx = order[i:i + bs]
             o = th.as_tensor(obs[idx].astype(np.float32))
@@ -455,7 +530,13 @@ def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None) -> dict
             features = policy.extract_features(o, policy.pi_features_extractor)
             logits = policy.mlp_extractor.forward_actor(features).masked_fill(~m, -1e9)
             v = policy.value_net(policy.mlp_extractor.forward_critic(features)).flatten()
-            pl = th.nn.functional.cross_entropy(logits, a)
+            if best_bits is None:
+                pl = th.nn.functional.cross_entropy(logits, a)
+            else:
+                b = th.as_tensor(np.unpackbits(best_bits[idx], axis=1, count=n_actions).astype(bool))
+                logp = th.log_softmax(logits, dim=1)
+                pl = -th.logsumexp(logp.masked_fill(~b, -1e9), dim=1).mean()
+                tot["best_accuracy"] += float(b[th.arange(len(idx)), logits.argmax(1)].sum())
             vl = th.nn.functional.mse_loss(v, th.as_tensor(val[idx]))
             loss = pl + cfg["vf_coef"] * vl
             opt.zero_grad()
@@ -472,6 +553,8 @@ def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None) -> dict
                 logger.record(f"imitation/{key}", value)
             logger.record("imitation/epoch", epoch + 1)
             logger.dump(0)
+    for g, saved in zip(opt.param_groups, saved_lr):
+        g["lr"] = saved
     policy.set_training_mode(False)
     return stats
 

@@ -271,3 +271,44 @@ def test_imitation_warm_start_learns_the_greedy_moves():
     later = imitate(model, data, cfg, seed=0)
     assert later["policy_loss"] < first["policy_loss"]
     assert later["accuracy"] > first["accuracy"]
+
+
+def test_imitation_best_move_sets():
+    """``imitation_target: best``: each position carries the greedy agent's whole set of best moves
+    (its played move among them, all legal), and fitting the sets raises best-move accuracy."""
+    from agents.greedy import GreedyAgent
+    from agents.train_selfplay import _greedy_best, imitate, imitation_data
+    from sb3_contrib import MaskablePPO
+    from tafl_env import Game
+
+    cfg = validate_train_config({**SMOKE, "imitation_games": 4, "imitation_epochs": 6, "batch_size": 64,
+                                 "imitation_target": "best", "imitation_lr": 3e-3, "imitation_batch_size": 32})
+    obs, mask, acts, val, best = data = imitation_data(cfg, 4, seed=0, batch=2)
+    sets = np.unpackbits(best, axis=1, count=mask.shape[1]).astype(bool)
+    assert sets[np.arange(len(acts)), acts].all()            # the played target is one of the best
+    assert not (sets & ~mask).any()                           # and every best move is legal
+    # the set is exactly the argmax of greedy's scores
+    g = Game("legacy_ard_ri")
+    greedy = GreedyAgent(seed=1)
+    chosen, bits = _greedy_best(greedy, g.engine, g.state)
+    scores, _, action = greedy.score_moves(g.engine, g.state)
+    expect = set(action[scores == scores.max()].tolist())
+    got = set(np.flatnonzero(np.unpackbits(bits, axis=1, count=g.engine.num_actions)[0]).tolist())
+    assert got == expect and int(chosen[0]) in expect
+    venv = TaflSB3VecEnv("legacy_ard_ri", num_envs=2, seed=0)
+    model = MaskablePPO(TaflBoardPolicy, venv, learning_rate=1e-4, n_steps=8, batch_size=8, seed=0,
+                        policy_kwargs=board_policy_kwargs(channels=8, blocks=1))
+    first = imitate(model, data, {**cfg, "imitation_epochs": 1}, seed=0)
+    later = imitate(model, data, cfg, seed=0)
+    assert later["best_accuracy"] > first["best_accuracy"] and later["policy_loss"] < first["policy_loss"]
+    assert model.policy.optimizer.param_groups[0]["lr"] == pytest.approx(1e-4)   # PPO's rate restored
+
+
+def test_greedy_attacker_group():
+    cfg = validate_train_config({**BASE, "selfplay_games": 0, "snapshot_games": 1, "greedy_games": 0,
+                                 "random_games": 0, "greedy_attacker_games": 2, "batch_size": 8, "n_steps": 8})
+    venv, groups = make_train_env(cfg, seed=0)
+    assert groups == ["snapshot", "greedy_attacker"] and venv.num_envs == 3
+    with pytest.raises(ConfigError) as err:
+        validate_train_config({**BASE, "imitation_target": "all"})
+    assert err.value.field == "imitation_target"
