@@ -254,8 +254,12 @@ class GreedyAgent(Agent):
 
     # ------------------------------------------------------------------------------------------
     def choose(self, engine: Engine, state: State) -> np.ndarray:
-        out = np.full(len(state), -1, dtype=np.int64)
-        scores, parent, action = self.score_moves(engine, state)
+        return self.pick(len(state), *self.score_moves(engine, state))
+
+    def pick(self, games: int, scores: np.ndarray, parent: np.ndarray, action: np.ndarray) -> np.ndarray:
+        """(games,) the best-scored action of each game, exact ties broken uniformly at random with
+        the agent's ``rng`` (one draw per scored move); −1 for a game without scored moves."""
+        out = np.full(games, -1, dtype=np.int64)
         noise = self.rng.random(len(scores)) * 1e-3
         order = np.lexsort((scores + noise, parent))
         last = np.r_[parent[order][1:] != parent[order][:-1], True]

@@ -411,7 +411,7 @@ def plot_learning_curve(eval_csv: str | os.PathLike, path: str | os.PathLike, ti
 def _greedy_best(greedy, eng, sub: State) -> tuple[np.ndarray, np.ndarray]:
     """The greedy agent's choice and its whole set of best moves (ties), from one scoring pass:
     ``(actions (R,), packed best-move bits (R, ceil(A/8)) uint8)``. The choice is a uniform draw
-    from the set (the agent breaks ties at random the same way)."""
+    from the set, made by the agent's own tie-break (:meth:`GreedyAgent.pick`)."""
     scores, parent, action = greedy.score_moves(eng, sub)
     r = len(sub)
     top = np.full(r, -np.inf)
@@ -419,12 +419,7 @@ def _greedy_best(greedy, eng, sub: State) -> tuple[np.ndarray, np.ndarray]:
     best = scores >= top[parent]
     bits = np.zeros((r, eng.num_actions), dtype=bool)
     bits[parent[best], action[best]] = True
-    key = np.where(best, greedy.rng.random(len(scores)), -1.0)   # a random member of each best set
-    order = np.lexsort((key, parent))
-    last = np.r_[parent[order][1:] != parent[order][:-1], True]
-    chosen = np.full(r, -1, dtype=np.int64)
-    chosen[parent[order[last]]] = action[order[last]]
-    return chosen, np.packbits(bits, axis=1)
+    return greedy.pick(r, scores, parent, action), np.packbits(bits, axis=1)
 
 
 def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 128):

@@ -33,6 +33,34 @@ def picture(text: str) -> str:
     return "/" + "/".join(out) + "/"
 
 
+# King on c3 (away from the throne), b3 attacker west of him: d7-d3 sandwiches him (a win in one).
+KING_CAPTURE_IN_ONE = picture("""
+9 . . . . . . . . .
+8 . . . . . . . . .
+7 . . . t . . . . .
+6 . . . . . . . . .
+5 . . . . . . . . .
+4 . . T . . . . . .
+3 . t K . . . . . .
+2 . . T . . . T . .
+1 . . . . . . . . t
+""")
+
+# The king on c5 has one open line (east, to i5). h1-h2 would capture g2 but let him escape;
+# h9 or f2 can block the fifth rank.
+ESCAPE_OR_CAPTURE = picture("""
+9 . . . . . . . t .
+8 . . . . . . . . .
+7 . . . . . . . . .
+6 . . T . . . . . .
+5 . T K . . . . . .
+4 . . T . . . . . .
+3 . . . . . . . . .
+2 . . . . . t T . .
+1 t . . . . . . t .
+""")
+
+
 _ENGINES: dict[str, Engine] = {}
 
 
@@ -178,18 +206,7 @@ def test_greedy_king_escapes_in_one():
 
 
 def test_greedy_attackers_capture_king_in_one():
-    # king on c3 (away from the throne): b3 attacker west, d7 slides to d3 and sandwiches him
-    pos = picture("""
-9 . . . . . . . . .
-8 . . . . . . . . .
-7 . . . t . . . . .
-6 . . . . . . . . .
-5 . . . . . . . . .
-4 . . T . . . . . .
-3 . t K . . . . . .
-2 . . T . . . T . .
-1 . . . . . . . . t
-""")
+    pos = KING_CAPTURE_IN_ONE
     eng = engine("historical_tablut")
     st = eng.initial_state(8, position=pos, to_move="attacker")
     eng.step(st, GreedyAgent(seed=1).act(eng, st))
@@ -208,19 +225,7 @@ def _defender_can_win(variant, position, to_move, move):
 
 
 def test_greedy_blocks_escape_instead_of_capturing():
-    # the king on c5 has one open line (east, to i5). h1-h2 would capture g2 but let him escape;
-    # h9 or f2 can block the fifth rank.
-    pos = picture("""
-9 . . . . . . . t .
-8 . . . . . . . . .
-7 . . . . . . . . .
-6 . . T . . . . . .
-5 . T K . . . . . .
-4 . . T . . . . . .
-3 . . . . . . . . .
-2 . . . . . t T . .
-1 t . . . . . . t .
-""")
+    pos = ESCAPE_OR_CAPTURE
     v = "historical_tablut"
     assert _defender_can_win(v, pos, "attacker", "h1-h2")      # the capture is a blunder
     eng = engine(v)
@@ -315,17 +320,7 @@ def test_greedy_beats_random():
 # --- MCTS ---------------------------------------------------------------------------------------
 
 def test_mcts_finds_win_in_one():
-    pos = picture("""
-9 . . . . . . . . .
-8 . . . . . . . . .
-7 . . . t . . . . .
-6 . . . . . . . . .
-5 . . . . . . . . .
-4 . . T . . . . . .
-3 . t K . . . . . .
-2 . . T . . . T . .
-1 . . . . . . . . t
-""")
+    pos = KING_CAPTURE_IN_ONE
     eng = engine("historical_tablut")
     st = eng.initial_state(4, position=pos, to_move="attacker")
     for agent in (MCTSAgent(simulations=60, seed=0),
@@ -376,18 +371,7 @@ def test_mcts_proves_a_fork_and_wins():
 
 
 def test_mcts_blocks_an_escape_line():
-    # as test_greedy_blocks_escape_instead_of_capturing: the capture h1-h2 lets the king out
-    pos = picture("""
-9 . . . . . . . t .
-8 . . . . . . . . .
-7 . . . . . . . . .
-6 . . T . . . . . .
-5 . T K . . . . . .
-4 . . T . . . . . .
-3 . . . . . . . . .
-2 . . . . . t T . .
-1 t . . . . . . t .
-""")
+    pos = ESCAPE_OR_CAPTURE
     v = "historical_tablut"
     eng = engine(v)
     st = eng.initial_state(6, position=pos, to_move="attacker")
