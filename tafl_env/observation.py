@@ -89,6 +89,7 @@ class Observer:
         self.table = lut.reshape(-1, NUM_PLANES)
         self.squares = np.arange(s, dtype=np.intp)
         self.max_turns = engine.rules.max_turns
+        self.chains = engine.rules.berserk   # only berserk has chains (plane 11)
 
     def _base(self, state: State, games) -> np.ndarray:
         board = state.board[:, : self.s] if games is None else state.board[games, : self.s]
@@ -107,10 +108,11 @@ class Observer:
         if self.max_turns:
             turn = state.turn if games is None else state.turn[games]
             obs[..., 13] = (turn / self.max_turns)[:, None, None]
-        chain = state.chain if games is None else state.chain[games]
-        rows = np.flatnonzero(chain >= 0)
-        if len(rows):
-            obs[rows, :, chain[rows], 11] = 1.0
+        if self.chains:
+            chain = state.chain if games is None else state.chain[games]
+            rows = np.flatnonzero(chain >= 0)
+            if len(rows):
+                obs[rows, :, chain[rows], 11] = 1.0
         return obs
 
     def repeated(self, state: State) -> np.ndarray:

@@ -31,7 +31,7 @@ from ..notation import (COMMANDER, EMPTY, KING, KNIGHT, NUM_CODES, OFFBOARD, for
 from ..rules import RuleSet, SIDES, side_index
 from .state import (ATTACKER_WINS, DEFENDER_WINS, DRAW, ENCIRCLED, ESCAPED, KING_CAPTURED,
                     NO_MOVES, NO_WINNER, REPETITION, RUNNING, TRUNCATED, State)
-from .tables import (IS_ATTACKER, IS_CUSTODIAL_VICTIM, IS_PLAIN_SOLDIER, OPPOSITE,
+from .tables import (IS_ATTACKER, IS_PLAIN_SOLDIER, OPPOSITE,
                      SIDE_OF, Tables)
 
 
@@ -120,7 +120,7 @@ class Engine:
             key=np.zeros(b, dtype=np.uint64),
             history=np.zeros((b, cap), dtype=np.uint64),
             last_irreversible=np.zeros(b, dtype=np.int32),
-            seen=np.zeros((b, 4), dtype=np.uint64),
+            seen=np.zeros((b, 256), dtype=bool),
             repeats=np.ones(b, dtype=np.int16),
             lines=np.tile(self._line_bits(board[None]), (b, 1)),
             occupancy=np.tile(self._occupancy(board), (b, 1, 1)),
@@ -132,7 +132,7 @@ class Engine:
         st.key[:] = self.full_key(st.board, st.to_move)
         st.history[:, 0] = st.key
         rows = np.arange(b)
-        self._bloom_check_and_add(st, rows)
+        self._bloom_check_and_add(st, rows, st.key)
         st.moves[:] = self._packed_moves(st.board, st.lines, st.to_move, st.pieces[rows, st.to_move])
         self._judge_no_moves(st, rows)
         return st
@@ -282,21 +282,25 @@ class Engine:
 
     def _mover_slots(self, state: State, rows=None) -> np.ndarray:
         """(R, P) squares of the side to move's pieces (the rows of ``moves``)."""
-        if rows is None or len(rows) == len(state):
-            return np.where(state.to_move[:, None] == 0, state.pieces[:, 0], state.pieces[:, 1])
+        if rows is None:
+            rows = np.arange(len(state))
         return state.pieces[rows, state.to_move[rows]]
 
     def legal_action_mask(self, state: State) -> np.ndarray:
-        """(B, num_actions) int8 0/1: exactly the legal actions (all 0 for finished games)."""
+        """(B, num_actions) int8 0/1: exactly the legal actions (all 0 for finished games).
+
+        For B > 1 the rows are views into a slightly wider buffer (not C-contiguous); use
+        ``np.ascontiguousarray`` where a library needs contiguous memory."""
         b = len(state)
         k = self.n - 1
         p = state.moves.shape[1]
         raw = np.ascontiguousarray(state.moves).view(np.uint8).reshape(b, p, 4, -1)
         bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., :k].reshape(b, p, 4 * k)
+        # Scattered by square into rows of S+1 squares: empty slots land on the sentinel square S,
+        # whose first entry is then overwritten by the pass flag; the rest of it is cut off.
         full = np.zeros((b, self.s + 1, 4 * k), dtype=np.int8)
         full[np.arange(b)[:, None], self._mover_slots(state)] = bits
-        mask = np.empty((b, self.num_actions), dtype=np.int8)
-        mask[:, :-1] = full[:, : self.s].reshape(b, -1)
+        mask = full.reshape(b, -1)[:, : self.num_actions]
         mask[:, -1] = state.chain >= 0
         return mask
 
@@ -362,12 +366,10 @@ class Engine:
     # --- decoding ----------------------------------------------------------------------------
 
     def decode(self, actions: np.ndarray):
-        """actions → (origin, direction, distance, target) arrays; pass/out-of-range not handled."""
-        k = self.n - 1
-        a = np.asarray(actions, dtype=np.intp)
-        sd, dist = np.divmod(a, k)
-        origin, d = np.divmod(sd, 4)
-        return origin, d, dist + 1, self.tables.dest[origin, d, dist]
+        """actions → (origin, direction, distance, target) arrays; pass decodes as action 0, and
+        out-of-range ids raise ``IndexError``."""
+        info = self.tables.action_info.take(np.asarray(actions, dtype=np.intp), axis=0)
+        return info[..., 0], info[..., 1], info[..., 2], info[..., 3]
 
     def encode(self, origin: int, target: int) -> int:
         """The action moving the piece on ``origin`` to ``target`` (a straight line)."""
@@ -385,33 +387,37 @@ class Engine:
         direction, distance, target); all but the flags are meaningless where not legal."""
         rows = np.arange(len(a))
         in_range = (a >= 0) & (a < self.num_actions)
-        is_pass = a == self.pass_action
-        decoded = self.decode(np.where(in_range & ~is_pass, a, 0))
-        origin, d, dist, _ = decoded
-        own = self._mover_slots(state)
+        info = self.tables.action_info.take(a if in_range.all() else np.where(in_range, a, 0), axis=0)
+        origin, d, bit = info[:, 0], info[:, 1], info[:, 4]
+        own = state.pieces[rows, state.to_move]
         slot = (own == origin[:, None]).argmax(axis=1)
-        found = own[rows, slot] == origin
-        bit = (state.moves[rows, slot, d] >> (dist - 1).astype(state.moves.dtype)) & 1
-        legal = np.where(is_pass, state.chain >= 0, found & (bit == 1))
-        return in_range & legal & (state.reason == RUNNING), slot, decoded
+        legal = (own[rows, slot] == origin) & (state.moves[rows, slot, d] & bit != 0)
+        is_pass = a == self.pass_action
+        if is_pass.any():
+            legal = np.where(is_pass, state.chain >= 0, legal)
+        return in_range & legal & (state.reason == RUNNING), slot, (origin, d, info[:, 2], info[:, 3])
 
     def check_legal(self, state: State, actions: np.ndarray) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
         return self._legality(state, np.asarray(actions, dtype=np.intp))[0]
 
     def _toggle(self, state: State, rows: np.ndarray, squares: np.ndarray, sides: np.ndarray,
-                repeated_rows: bool = False) -> None:
-        """Flip the line and occupancy bits of ``squares`` (one per row) that just emptied or filled
-        with a piece of ``sides``."""
+                more: np.ndarray | None = None) -> None:
+        """Flip the line and occupancy bits of ``squares`` (one per row; with ``more``, a second
+        square per row of the same side) that just emptied or filled with a piece of ``sides``.
+
+        Unbuffered xor (``ufunc.at``): a row may come twice, and two squares may share a line.
+        """
         t = self.tables
-        index = (rows[:, None], t.square_lines.take(squares, axis=0))
-        occ = (rows, sides.astype(np.intp), t.square_rank[squares])
-        if repeated_rows:  # several squares of one game may share a line: unbuffered xor
-            np.bitwise_xor.at(state.lines, index, t.square_bits.take(squares, axis=0))
-            np.bitwise_xor.at(state.occupancy, occ, t.square_file_bit[squares])
-        else:
-            state.lines[index] ^= t.square_bits.take(squares, axis=0)
-            state.occupancy[occ] ^= t.square_file_bit[squares]
+        if more is not None:
+            pair = np.empty((len(rows), 2), dtype=np.intp)
+            pair[:, 0] = squares
+            pair[:, 1] = more
+            rows, squares, sides = rows.repeat(2), pair.ravel(), sides.repeat(2)
+        np.bitwise_xor.at(state.lines, (rows[:, None], t.square_lines.take(squares, axis=0)),
+                          t.square_bits.take(squares, axis=0))
+        np.bitwise_xor.at(state.occupancy, (rows, sides.astype(np.intp), t.square_rank.take(squares)),
+                          t.square_file_bit.take(squares))
 
     def _remove(self, state: State, rows: np.ndarray, sides: np.ndarray, squares: np.ndarray) -> None:
         """Empty the slots of the captured pieces on ``squares`` (one per row)."""
@@ -458,7 +464,7 @@ class Engine:
         s = self.s
         b = len(state)
         a = np.asarray(actions)
-        if a.shape != (b,) or not np.issubdtype(a.dtype, np.integer):
+        if a.shape != (b,) or a.dtype.kind not in "iu":
             raise IllegalMoveError(f"actions must be {b} integers (one per game), got shape {a.shape} of {a.dtype}")
         a = a.astype(np.intp)
         running = state.reason == RUNNING
@@ -469,7 +475,8 @@ class Engine:
                               for g in bad[:3])
             raise IllegalMoveError(f"illegal action(s): {shown}" + (" …" if len(bad) > 3 else ""))
 
-        captured = np.full((b, 6), s, dtype=np.intp)
+        captured = np.empty((b, 6), dtype=np.intp)
+        captured.fill(s)   # np.full costs a few µs more, which shows at B = 1
         is_jump = np.zeros(b, dtype=bool)
         continuation = state.chain >= 0
         is_pass = a == self.pass_action
@@ -477,16 +484,16 @@ class Engine:
         turn_ends = running.copy()
 
         if len(mv):
-            origin, d, dist, to = (part[mv] for part in decoded)
+            everyone = len(mv) == b   # every game moves (always at B = 1): no gathers needed
+            origin, d, dist, to = decoded if everyone else (part[mv] for part in decoded)
             board = state.board
             piece = board[mv, origin]
-            side = state.to_move[mv]
-            slot = slots[mv]
+            side = state.to_move.copy() if everyone else state.to_move[mv]
+            slot = slots if everyone else slots[mv]
             board[mv, origin] = EMPTY
             board[mv, to] = piece
             state.pieces[mv, side, slot] = to
-            self._toggle(state, mv, origin, side)
-            self._toggle(state, mv, to, side)
+            self._toggle(state, mv, origin, side, to)
             key = state.key[mv] ^ t.zobrist[piece, origin] ^ t.zobrist[piece, to]
             any_capture = np.zeros(len(mv), dtype=bool)
 
@@ -508,22 +515,24 @@ class Engine:
                 g = mv if rows is None else mv[rows]
                 return board[g[:, None], squares]
 
-            cap, n1, p1 = self._custodial(look, piece, side, to)
+            cap, n1, p1 = self._custodial(look, piece, to)
             if cap.any():
                 g, dirs = np.nonzero(cap)
                 key ^= np.bitwise_xor.reduce(np.where(cap, t.zobrist[p1, n1], np.uint64(0)), axis=1)
                 board[mv[g], n1[g, dirs]] = EMPTY
                 self._remove(state, mv[g], 1 - side[g], n1[g, dirs])
-                self._toggle(state, mv[g], n1[g, dirs], 1 - side[g], repeated_rows=True)
+                self._toggle(state, mv[g], n1[g, dirs], 1 - side[g])
                 captured[mv, 1:5] = np.where(cap, n1, s)
                 any_capture |= cap.any(axis=1)
 
             # The king: his own move updates his square and may escape; an attackers' move next
             # to him may capture him.
             king_moved = piece == KING
-            ks = np.where(king_moved, to, state.king_sq[mv])
-            state.king_sq[mv] = ks
-            esc = king_moved & t.escape[to]
+            esc = None
+            if king_moved.any():
+                state.king_sq[mv[king_moved]] = to[king_moved]
+                esc = king_moved & t.escape[to]
+            ks = state.king_sq[mv]
             kc = self._king_captured(look, piece, to, side, ks)
             if kc.any():
                 g = mv[kc]
@@ -534,9 +543,10 @@ class Engine:
                 captured[g, 5] = ks[kc]
                 state.king_sq[g] = s
                 any_capture |= kc
+                self._finish(state, g, ATTACKER_WINS, KING_CAPTURED)
             state.key[mv] = key
-            self._finish(state, mv[kc], ATTACKER_WINS, KING_CAPTURED)
-            self._finish(state, mv[esc], DEFENDER_WINS, ESCAPED)
+            if esc is not None and esc.any():
+                self._finish(state, mv[esc], DEFENDER_WINS, ESCAPED)
 
             if self.rules.encirclement:
                 att = mv[(side == 0) & (state.reason[mv] == RUNNING)]
@@ -545,12 +555,12 @@ class Engine:
 
             if any_capture.any():
                 state.last_irreversible[mv[any_capture]] = state.turn[mv[any_capture]] + 1
-            if self.rules.berserk:
-                sel = any_capture & (state.reason[mv] == RUNNING)
-                if sel.any():
-                    chained = self._start_chains(state, mv[sel], to[sel], piece[sel], side[sel],
-                                                 slot[sel])
-                    turn_ends[chained] = False
+                if self.rules.berserk:
+                    sel = any_capture & (state.reason[mv] == RUNNING)
+                    if sel.any():
+                        chained = self._start_chains(state, mv[sel], to[sel], piece[sel], side[sel],
+                                                     slot[sel])
+                        turn_ends[chained] = False
 
         self._end_turn(state, turn_ends.nonzero()[0])
         return StepInfo(captured=captured, jump=is_jump, continuation=continuation & running,
@@ -562,29 +572,27 @@ class Engine:
     # stands after the move, so the same functions judge a move that was made (a plain lookup)
     # and a berserk continuation that is only being considered (a lookup with the move overlaid).
 
-    def _custodial(self, look, piece, side, to):
-        """(M, 4) custodial captures next to ``to`` (RULES §3.3-3.5), with the squares and codes."""
+    def _custodial(self, look, piece, to):
+        """(M, 4) custodial captures next to ``to`` by the pieces ``piece`` that landed there
+        (RULES §3.3-3.5), with the neighbouring squares and their codes."""
         t = self.tables
-        n1, n2 = t.nbr1[to], t.nbr2[to]
-        p1, p2 = look(n1), look(n2)
-        anvil = (t.capturer[p2] & (SIDE_OF[p2] == side[:, None])) | t.always_hostile[n2]
-        if self.rules.throne_hostile:
-            anvil |= t.is_throne[n2] & (p2 == EMPTY)
-        cap = (IS_CUSTODIAL_VICTIM[p1] & (SIDE_OF[p1] == (1 - side)[:, None]) & anvil
-               & t.capturer[piece][:, None])
+        near = t.nbr12.take(to, axis=0)                      # (M, 8): both rings of neighbours
+        codes = look(near)
+        n1, n2, p1, p2 = near[:, :4], near[:, 4:], codes[:, :4], codes[:, 4:]
+        mover = piece.astype(np.intp)[:, None]
+        cap = t.victim[mover, p1] & (t.anvil[mover, p2] | t.square_anvil[n2, (p2 == EMPTY).view(np.int8)])
         return cap, n1, p1
 
     def _king_captured(self, look, piece, to, side, ks) -> np.ndarray:
         """(M,) bool: this attackers' move to ``to`` captures the king on ``ks`` (§3.6, §5)."""
         t = self.tables
-        s = self.s
-        kn = t.nbr1[ks]                                       # (M, 4); sentinel row when no king
-        adjacent = (kn == to[:, None]).any(axis=1) & (side == 0) & (ks < s)
-        result = np.zeros(len(to), dtype=bool)
+        adjacent = t.king_adjacent[ks, to] & (side == 0)
         if not adjacent.any():
-            return result
+            return adjacent
+        result = np.zeros(len(to), dtype=bool)
         r = adjacent.nonzero()[0]
-        k, knr = ks[r], kn[r]
+        k = ks[r]
+        knr = t.nbr1[k]
         pk = look(knr, r)
         hostile = IS_ATTACKER[pk] | t.king_hostile[knr]
         if self.rules.throne_hostile:
@@ -620,6 +628,8 @@ class Engine:
         def_rows = occupancy[:, 1]
         reach = open_rows & t.edge_rows
         found = (reach & def_rows).any(axis=1)
+        if found.all():   # the usual case: a defender stands on an open edge square
+            return ~found
         live = (~found).nonzero()[0]
         encircled = np.zeros(r, dtype=bool)
         x, o, dr = reach[live], open_rows[live], def_rows[live]
@@ -663,7 +673,7 @@ class Engine:
             v = np.where(squares == land[sel][:, None], pc[sel][:, None], v)
             return np.where(knight_cap[sel][:, None] & (squares == mid[sel][:, None]), EMPTY, v)
 
-        cap, _, _ = self._custodial(look, pc, sd, land)
+        cap, _, _ = self._custodial(look, pc, land)
         good = knight_cap | cap.any(axis=1) | ((pc == KING) & t.escape[land])
         good |= self._king_captured(look, pc, land, sd, state.king_sq[g])
         cont = np.zeros((r, 4), dtype=x.dtype)
@@ -688,50 +698,62 @@ class Engine:
         if not len(rows):
             return
         t = self.tables
-        state.chain[rows] = -1
-        state.turn[rows] += 1
-        state.to_move[rows] ^= 1
-        state.key[rows] ^= t.side_key
+        # When every game of the batch ends its turn (always at B = 1), whole-batch slices
+        # replace the fancy indexing, which copies and costs more per call.
+        ix = slice(None) if len(rows) == len(state) else rows
+        state.chain[ix] = -1
+        state.turn[ix] += 1
+        state.to_move[ix] ^= 1
+        state.key[ix] ^= t.side_key
         turn = state.turn[rows]
-        if turn.max() >= state.history.shape[1]:
+        top = int(turn.max())
+        if top >= state.history.shape[1]:
             state.grow_history(2 * state.history.shape[1])
-        state.history[rows, turn] = state.key[rows]
-        fresh = rows[state.last_irreversible[rows] == turn]
-        state.seen[fresh] = 0
-        maybe_seen = self._bloom_check_and_add(state, rows)
-        state.repeats[rows] = 1
-        candidates = rows[maybe_seen & (state.reason[rows] == RUNNING)]
-        if len(candidates):
-            self._count_repeats(state, candidates)
-            if self.rules.repetition != "ignore":
-                self._judge_repetition(state, candidates[state.repeats[candidates] >= 3])
-        live = rows[state.reason[rows] == RUNNING]
-        if len(live) < len(rows):
-            state.moves[rows] = 0
-        if len(live):
-            # Whole-batch slices where every game takes part: fancy indexing copies.
-            ix = slice(None) if len(live) == len(state) else live
-            state.moves[ix] = self._packed_moves(state.board[ix], state.lines[ix], state.to_move[ix],
-                                                 self._mover_slots(state, live))
-            self._judge_no_moves(state, live)
-        if self.rules.max_turns is not None:
-            live = live[state.reason[live] == RUNNING]
-            self._finish(state, live[state.turn[live] >= self.rules.max_turns], DRAW, TRUNCATED)
-
-    def _bloom_check_and_add(self, state: State, rows: np.ndarray) -> np.ndarray:
-        """Record the current keys in the Bloom filter; (R,) whether each may have been seen
-        before (False: certainly not, so no repetition is possible)."""
         key = state.key[rows]
-        word = ((key >> np.uint64(6)) & np.uint64(3)).astype(np.intp)
-        bit = np.uint64(1) << (key & np.uint64(63))
-        before = state.seen[rows, word]
-        state.seen[rows, word] = before | bit
-        return (before & bit) != 0
+        state.history[rows, turn] = key
+        fresh = state.last_irreversible[ix] == turn
+        if fresh.any():
+            state.seen[rows[fresh]] = False
+        maybe_seen = self._bloom_check_and_add(state, rows, key)
+        state.repeats[ix] = 1
+        if maybe_seen.any():
+            candidates = rows[maybe_seen & (state.reason[ix] == RUNNING)]
+            if len(candidates):
+                self._count_repeats(state, candidates)
+                if self.rules.repetition != "ignore":
+                    self._judge_repetition(state, candidates[state.repeats[candidates] >= 3])
+        running = state.reason[ix] == RUNNING   # games won by this move, or drawn just now
+        if not running.all():
+            state.moves[rows[~running]] = 0
+            rows = rows[running]
+            ix = rows
+        if len(rows):
+            state.moves[ix] = self._packed_moves(state.board[ix], state.lines[ix], state.to_move[ix],
+                                                 self._mover_slots(state, rows))
+            # Chains were closed above and finished games left out: only "no legal move" is left.
+            has_moves = np.logical_or.reduce(state.moves[ix].reshape(len(rows), -1), axis=1)
+            if not has_moves.all():
+                self._finish_no_moves(state, rows[~has_moves])
+            max_turns = self.rules.max_turns
+            if max_turns is not None and top >= max_turns:
+                self._finish(state, rows[state.turn[rows] >= max_turns], DRAW, TRUNCATED)
+
+    def _bloom_check_and_add(self, state: State, rows: np.ndarray, key: np.ndarray) -> np.ndarray:
+        """Record the current keys (``state.key[rows]``) in the Bloom filter; (R,) whether each
+        may have been seen before (False: certainly not, so no repetition is possible)."""
+        slot = (key >> np.uint64(56)).astype(np.intp)   # the key's top byte picks the flag
+        before = state.seen[rows, slot]
+        state.seen[rows, slot] = True
+        return before
 
     def _judge_no_moves(self, state: State, rows: np.ndarray) -> None:
+        """End the running games among ``rows`` whose side to move has no legal move (§6.1)."""
         ix = slice(None) if len(rows) == len(state) else rows
         stuck = rows[~state.moves[ix].reshape(len(rows), -1).any(axis=1)
                      & (state.chain[rows] < 0) & (state.reason[rows] == RUNNING)]
+        self._finish_no_moves(state, stuck)
+
+    def _finish_no_moves(self, state: State, stuck: np.ndarray) -> None:
         if len(stuck):
             state.winner[stuck] = 1 - state.to_move[stuck]
             state.reason[stuck] = NO_MOVES

@@ -35,9 +35,9 @@ class State:
         key:        (B,) uint64, Zobrist key of board + side to move.
         history:    (B, H) uint64, ``history[b, t]`` is the key of ``Qt`` for ``t <= turn[b]``.
         last_irreversible: (B,) int32, the last turn whose position cannot recur (a capture).
-        seen:       (B, 4) uint64, a 256-bit Bloom filter of the keys recorded since
-                    ``last_irreversible``: a key whose bit is clear cannot be a repetition, so the
-                    history is scanned only for the few games whose bit is set.
+        seen:       (B, 256) bool, a Bloom filter of the keys recorded since ``last_irreversible``
+                    (one flag per value of a key's top byte): a key whose flag is clear cannot be
+                    a repetition, so the history is scanned only for the few games whose flag is set.
         repeats:    (B,) int16, occurrences of the current (whole-turn) position since the last
                     capture, 1 the first time; a third occurrence ends the game (§3.9).
         lines:      (B, 4N+1) empty-square bit masks of every column and row, plain and reversed

@@ -56,6 +56,14 @@ class Tables:
         f2 = file[:, None, None] + D_FILE[None, :, None] * ks[None, None, :]
         on = (r2 >= 0) & (r2 < n) & (f2 >= 0) & (f2 < n)
         self.dest = np.where(on, r2 * n + f2, s).astype(np.intp)
+        # Every action decoded once: action_info[a] = (origin, direction, distance, target, bit),
+        # bit = 1 << (distance-1), its bit in the packed move mask. The pass row decodes like
+        # action 0; callers test for pass themselves. One gather decodes a batch of actions.
+        a = np.arange(self.pass_action)
+        sd, dist = np.divmod(a, n - 1)
+        origin, d = np.divmod(sd, 4)
+        info = np.stack([origin, d, dist + 1, self.dest[origin, d, dist], 1 << dist], axis=1)
+        self.action_info = np.concatenate([info, info[:1]]).astype(np.intp)
         # Neighbours one and two steps away, with a row for the sentinel square (all sentinel).
         self.nbr1 = np.full((s + 1, 4), s, dtype=np.intp)
         self.nbr2 = np.full((s + 1, 4), s, dtype=np.intp)
@@ -86,6 +94,21 @@ class Tables:
         capturer = np.array([0, 1, 1, 1, 1, 1, 0], dtype=bool)
         capturer[KING] = rules.king_armed
         self.capturer = capturer
+        # Custodial capture (§3.3-3.5) as lookups by the moving piece's code: victim[mover, code]
+        # (an enemy piece that this mover can take), anvil[mover, code] (a friendly piece that
+        # closes the sandwich); square_anvil[sq, empty] adds the hostile squares, the throne only
+        # while empty. With nbr12 (both rings of neighbours) one gather reads the whole pattern.
+        mover_side = SIDE_OF[:, None]
+        self.victim = (capturer[:, None] & IS_CUSTODIAL_VICTIM[None, :]
+                       & (SIDE_OF[None, :] == 1 - mover_side) & (mover_side >= 0))
+        self.anvil = capturer[None, :] & (SIDE_OF[None, :] == mover_side) & (mover_side >= 0)
+        self.square_anvil = np.stack([self.always_hostile,
+                                      self.always_hostile | (self.is_throne & rules.throne_hostile)], axis=1)
+        self.nbr12 = np.concatenate([self.nbr1, self.nbr2], axis=1)
+        # king_adjacent[k, sq]: sq is next to a king on k (the sentinel row: no king, never).
+        self.king_adjacent = np.zeros((s + 1, s + 1), dtype=bool)
+        self.king_adjacent[np.repeat(np.arange(s), 4), self.nbr1[:s].ravel()] = True
+        self.king_adjacent[:, s] = False
         jumper = np.zeros(NUM_CODES, dtype=bool)
         if rules.jumps:
             jumper[[KING, KNIGHT, COMMANDER]] = True
