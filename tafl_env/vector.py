@@ -283,15 +283,17 @@ class BatchCore:
         return self.observer.observe(self.state, games, side, rep)
 
     def _masks(self) -> np.ndarray:
-        m = self.engine.legal_action_mask(self.state)
+        eng = self.engine
         if not self.self_play:
-            return m
-        g, a = m.shape
-        out = np.zeros((g, 2, a), dtype=np.int8)
-        tm = self.state.to_move.astype(np.intp)
-        out[self._games, tm] = m
-        out[self._games, 1 - tm, a - 1] = 1
-        return out.reshape(2 * g, a)
+            return eng.legal_action_mask(self.state)
+        # Slot 2g+side of game g: the mover's slot gets the game's mask, the other slot only the
+        # pass action (its placeholder move), both written straight into the returned buffer.
+        g = len(self.state)
+        out = np.zeros((2 * g, eng.mask_width), dtype=np.int8)
+        mover_rows = 2 * self._games + self.state.to_move
+        eng.write_masks(self.state, out, mover_rows)
+        out[mover_rows ^ 1, eng.pass_action] = 1
+        return out[:, : eng.num_actions]
 
     def env_rows(self, games: np.ndarray) -> np.ndarray:
         """The environment indices of games ``games`` (two slots per game in self-play)."""

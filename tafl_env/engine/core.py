@@ -292,17 +292,31 @@ class Engine:
         For B > 1 the rows are views into a slightly wider buffer (not C-contiguous); use
         ``np.ascontiguousarray`` where a library needs contiguous memory."""
         b = len(state)
+        buffer = np.zeros((b, self.mask_width), dtype=np.int8)
+        self.write_masks(state, buffer, np.arange(b))
+        return buffer[:, : self.num_actions]
+
+    @property
+    def mask_width(self) -> int:
+        """Row width of a buffer for :meth:`write_masks`: ``(S + 1) * 4 * (N - 1)`` ≥ num_actions."""
+        return (self.s + 1) * 4 * (self.n - 1)
+
+    def write_masks(self, state: State, buffer: np.ndarray, rows: np.ndarray) -> None:
+        """Write each game's legal mask into row ``rows[g]`` of ``buffer`` (R, mask_width) int8,
+        whose first ``num_actions`` columns are the mask; those rows must be zero beforehand.
+
+        The legal moves are scattered by square (S+1 blocks of 4(N-1)): empty piece slots land on
+        the sentinel square S, whose first entry is then the pass flag. Vector envs write straight
+        into the buffers they hand out, without an intermediate (B, num_actions) array.
+        """
+        b = len(state)
         k = self.n - 1
         p = state.moves.shape[1]
         raw = np.ascontiguousarray(state.moves).view(np.uint8).reshape(b, p, 4, -1)
         bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., :k].reshape(b, p, 4 * k)
-        # Scattered by square into rows of S+1 squares: empty slots land on the sentinel square S,
-        # whose first entry is then overwritten by the pass flag; the rest of it is cut off.
-        full = np.zeros((b, self.s + 1, 4 * k), dtype=np.int8)
-        full[np.arange(b)[:, None], self._mover_slots(state)] = bits
-        mask = full.reshape(b, -1)[:, : self.num_actions]
-        mask[:, -1] = state.chain >= 0
-        return mask
+        blocks = buffer.reshape(len(buffer), self.s + 1, 4 * k)
+        blocks[rows[:, None], self._mover_slots(state)] = bits
+        buffer[rows, self.pass_action] = state.chain >= 0
 
     def count_legal(self, state: State) -> np.ndarray:
         """(B,) number of legal actions (pass included)."""
