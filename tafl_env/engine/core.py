@@ -72,6 +72,7 @@ class Engine:
         self._start_board, self._start_king = self.parse_board(rules.layout)
         self._slots = self._piece_slots(self._start_board).shape[1]
         self._cache: dict = {}  # lazily built helper tables
+        self._offsets: dict = {}  # (rows, width) -> row offsets, for small batches
         self._bit_positions = np.arange(t.k, dtype=t.bits_dtype)
 
     # --- positions ---------------------------------------------------------------------------
@@ -244,8 +245,15 @@ class Engine:
         return out
 
     def _row_offsets(self, r: int, width: int) -> np.ndarray:
-        """(r, 1, 1) offsets of each row in a flattened (r, width) array."""
-        return (np.arange(r, dtype=np.intp) * width)[:, None, None]
+        """(r, 1, 1) offsets of each row in a flattened (r, width) array (read-only: shared)."""
+        key = (r, width)
+        offsets = self._offsets.get(key)
+        if offsets is None:
+            offsets = (np.arange(r, dtype=np.intp) * width)[:, None, None]
+            offsets.flags.writeable = False
+            if r <= 64:   # small batches (the single-game path, search) are where the calls show
+                self._offsets[key] = offsets
+        return offsets
 
     def _packed_moves(self, board: np.ndarray, lines: np.ndarray, to_move: np.ndarray,
                       squares: np.ndarray) -> np.ndarray:
