@@ -405,8 +405,9 @@ class Engine:
         return (origin * 4 + d) * (n - 1) + abs(dr or df) - 1
 
     def _legality(self, state: State, a: np.ndarray):
-        """(B,) legal flags, the slot of the moving piece and the decoded action (origin,
-        direction, distance, target); all but the flags are meaningless where not legal."""
+        """(B,) legal flags, the slot of the moving piece, the decoded action (origin, direction,
+        distance, target) and the pass flags (None when no game passes); all but the legal and
+        pass flags are meaningless where not legal."""
         rows = np.arange(len(a))
         in_range = (a >= 0) & (a < self.num_actions)
         info = self.tables.action_info.take(a if in_range.all() else np.where(in_range, a, 0), axis=0)
@@ -417,7 +418,9 @@ class Engine:
         is_pass = a == self.pass_action
         if is_pass.any():
             legal = np.where(is_pass, state.chain >= 0, legal)
-        return in_range & legal & (state.reason == RUNNING), slot, (origin, d, info[:, 2], info[:, 3])
+        else:
+            is_pass = None
+        return in_range & legal & (state.reason == RUNNING), slot, (origin, d, info[:, 2], info[:, 3]), is_pass
 
     def check_legal(self, state: State, actions: np.ndarray) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
@@ -488,9 +491,9 @@ class Engine:
         a = np.asarray(actions)
         if a.shape != (b,) or a.dtype.kind not in "iu":
             raise IllegalMoveError(f"actions must be {b} integers (one per game), got shape {a.shape} of {a.dtype}")
-        a = a.astype(np.intp)
+        a = a.astype(np.intp, copy=False)
         running = state.reason == RUNNING
-        legal, slots, decoded = self._legality(state, a)
+        legal, slots, decoded, is_pass = self._legality(state, a)
         bad = (running & ~legal).nonzero()[0]
         if len(bad):
             shown = "; ".join(f"game {g}: action {int(a[g])}: {self.explain_illegal(state, g, int(a[g]))}"
@@ -501,8 +504,7 @@ class Engine:
         captured.fill(s)   # np.full costs a few µs more, which shows at B = 1
         is_jump = np.zeros(b, dtype=bool)
         continuation = state.chain >= 0
-        is_pass = a == self.pass_action
-        mv = (running & ~is_pass).nonzero()[0]
+        mv = (running if is_pass is None else running & ~is_pass).nonzero()[0]
         turn_ends = running.copy()
 
         if len(mv):
