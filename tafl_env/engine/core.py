@@ -320,8 +320,11 @@ class Engine:
         b = len(state)
         k = self.n - 1
         p = state.moves.shape[1]
-        raw = np.ascontiguousarray(state.moves).view(np.uint8).reshape(b, p, 4, -1)
-        bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., :k].reshape(b, p, 4 * k)
+        if self.tables.unpack is not None:   # one table gather (boards up to 13x13)
+            bits = self.tables.unpack.take(state.moves, axis=0).reshape(b, p, 4 * k)
+        else:
+            raw = np.ascontiguousarray(state.moves).view(np.uint8).reshape(b, p, 4, -1)
+            bits = np.unpackbits(raw, axis=-1, bitorder="little")[..., :k].reshape(b, p, 4 * k)
         blocks = buffer.reshape(len(buffer), self.s + 1, 4 * k)
         blocks[rows[:, None], self._mover_slots(state)] = bits
         buffer[rows, self.pass_action] = state.chain >= 0

@@ -178,6 +178,9 @@ class Tables:
         self.square_rank[:s] = rank
         self.square_file_bit = np.zeros(s + 1, dtype=np.uint32)
         self.square_file_bit[:s] = 1 << file
+        # unpack[v] = the k bits of a packed move mask v as int8 (boards up to 13x13: 4096 rows).
+        self.unpack = (((np.arange(1 << self.k)[:, None] >> np.arange(self.k)) & 1).astype(np.int8)
+                       if self.k <= 12 else None)
         # Bit masks of the encirclement flood fill (rows as N-bit ints).
         self.full_row = (1 << n) - 1
         edge_rows = np.full(n, 1 | (1 << (n - 1)), dtype=np.int64)
