@@ -509,6 +509,7 @@ class Engine:
         continuation = state.chain >= 0
         mv = (running if is_pass is None else running & ~is_pass).nonzero()[0]
         turn_ends = running.copy()
+        decided = False   # some game of the batch ended with this move
 
         if len(mv):
             everyone = len(mv) == b   # every game moves (always at B = 1): no gathers needed
@@ -562,6 +563,7 @@ class Engine:
             ks = state.king_sq[mv]
             kc = self._king_captured(look, piece, to, side, ks)
             if kc.any():
+                decided = True
                 g = mv[kc]
                 key[kc] ^= t.zobrist[KING, ks[kc]]
                 board[g, ks[kc]] = EMPTY
@@ -574,11 +576,16 @@ class Engine:
             state.key[mv] = key
             if esc is not None and esc.any():
                 self._finish(state, mv[esc], DEFENDER_WINS, ESCAPED)
+                decided = True
 
             if self.rules.encirclement:
-                att = mv[(side == 0) & (state.reason[mv] == RUNNING)]
+                by_attackers = side == 0
+                att = mv[by_attackers & (state.reason[mv] == RUNNING) if decided else by_attackers]
                 if len(att):
-                    self._finish(state, att[self._encircled(state.occupancy[att])], ATTACKER_WINS, ENCIRCLED)
+                    enclosed = att[self._encircled(state.occupancy[att])]
+                    if len(enclosed):
+                        self._finish(state, enclosed, ATTACKER_WINS, ENCIRCLED)
+                        decided = True
 
             if any_capture.any():
                 state.last_irreversible[mv[any_capture]] = state.turn[mv[any_capture]] + 1
@@ -589,7 +596,7 @@ class Engine:
                                                      slot[sel])
                         turn_ends[chained] = False
 
-        self._end_turn(state, turn_ends.nonzero()[0])
+        self._end_turn(state, turn_ends.nonzero()[0], maybe_finished=decided)
         return StepInfo(captured=captured, jump=is_jump, continuation=continuation & running,
                         turn_ended=turn_ends)
 
@@ -726,8 +733,11 @@ class Engine:
             state.reason[rows] = reason
             state.moves[rows] = 0
 
-    def _end_turn(self, state: State, rows: np.ndarray) -> None:
-        """Hand the move over and judge repetition, no legal move and the move cap (§6.1)."""
+    def _end_turn(self, state: State, rows: np.ndarray, maybe_finished: bool = True) -> None:
+        """Hand the move over and judge repetition, no legal move and the move cap (§6.1).
+
+        ``maybe_finished=False`` promises that every game of ``rows`` is still running (no move
+        of this step ended one), which saves the check at B = 1."""
         if not len(rows):
             return
         t = self.tables
@@ -755,11 +765,13 @@ class Engine:
                 self._count_repeats(state, candidates)
                 if self.rules.repetition != "ignore":
                     self._judge_repetition(state, candidates[state.repeats[candidates] >= 3])
-        running = state.reason[ix] == RUNNING   # games won by this move, or drawn just now
-        if not running.all():
-            state.moves[rows[~running]] = 0
-            rows = rows[running]
-            ix = rows
+                    maybe_finished = True
+        if maybe_finished:
+            running = state.reason[ix] == RUNNING   # games won by this move, or drawn just now
+            if not running.all():
+                state.moves[rows[~running]] = 0
+                rows = rows[running]
+                ix = rows
         if len(rows):
             state.moves[ix] = self._packed_moves(state.board[ix], state.lines[ix], state.to_move[ix],
                                                  self._mover_slots(state, rows))
