@@ -87,6 +87,11 @@ class Observer:
             lut[combo, :, :, 10] = side
             lut[combo, :, :, 12] = rep
         self.table = lut.reshape(-1, NUM_PLANES)
+        # combo_offset[side, to_move, repeated]: the first table row of that combination.
+        self.combo_offset = np.empty((2, 2, 2), dtype=np.intp)
+        for side, to_move, rep in np.ndindex(2, 2, 2):
+            combo = side + 2 * (to_move == side) + 4 * rep
+            self.combo_offset[side, to_move, rep] = combo * NUM_CODES * s
         self.squares = np.arange(s, dtype=np.intp)
         self.max_turns = engine.rules.max_turns
         self.chains = engine.rules.berserk   # only berserk has chains (plane 11)
@@ -101,7 +106,7 @@ class Observer:
     def _combo(self, state: State, games, side: np.ndarray, repeated: np.ndarray) -> np.ndarray:
         tm = state.to_move if games is None else state.to_move[games]
         rep = repeated if games is None else repeated[games]
-        return (side + 2 * (tm == side) + 4 * rep).astype(np.intp) * (NUM_CODES * self.s)
+        return self.combo_offset[side, tm, rep.view(np.int8)]   # one lookup: cheaper than arithmetic at B = 1
 
     def _finish(self, obs: np.ndarray, state: State, games) -> np.ndarray:
         """Progress and chain planes of ``obs`` (R, copies, S, 14) in place."""
