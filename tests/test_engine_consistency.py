@@ -44,3 +44,32 @@ def test_random_actions_are_uniform_over_legal_actions():
     expected = len(actions) / len(legal)
     chi2 = ((counts - expected) ** 2 / expected).sum()
     assert chi2 < 30  # 7 degrees of freedom: p < 1e-4 for a fair sampler
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_masks_written_into_any_rows_match_the_moves(variant):
+    """write_masks (the vector envs' path) puts each game's mask into the row it is told, and the
+    mask (table-unpacked up to 13x13, unpackbits beyond) sets exactly the packed moves' bits."""
+    eng = Engine(make_rules(variant))
+    state = eng.initial_state(6)
+    rng = np.random.default_rng(5)
+    for _ in range(7):
+        eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))
+    rows = np.array([9, 2, 5, 0, 7, 3])
+    buffer = np.zeros((10, eng.mask_width), dtype=np.int8)
+    eng.write_masks(state, buffer, rows)
+    mask = eng.legal_action_mask(state)
+    assert mask.shape == (6, eng.num_actions) and mask.dtype == np.int8
+    np.testing.assert_array_equal(buffer[rows, : eng.num_actions], mask)
+    assert not buffer[[1, 4, 6, 8]].any()            # rows not named stay zero
+    k = eng.n - 1
+    for g in range(6):
+        want = set()
+        slots = state.pieces[g, state.to_move[g]]
+        for slot, square in enumerate(slots):
+            for d in range(4):
+                bits = int(state.moves[g, slot, d])
+                want |= {(square * 4 + d) * k + i for i in range(k) if bits >> i & 1}
+        if state.chain[g] >= 0:
+            want.add(eng.pass_action)
+        assert set(np.flatnonzero(mask[g]).tolist()) == want
