@@ -147,10 +147,7 @@ class Observer:
         r = len(base)
         tm = state.to_move if games is None else state.to_move[games]
         rep = repeated if games is None else repeated[games]
-        combo = np.empty((r, 2), dtype=np.intp)
-        combo[:, 0] = 2 * (tm == 0) + 4 * rep
-        combo[:, 1] = 1 + 2 * (tm == 1) + 4 * rep
-        combo *= NUM_CODES * self.s
+        combo = self.combo_offset[:, tm, rep.view(np.int8)].T    # (R, 2): attacker's, defender's
         idx = base[:, None, :] + combo[:, :, None]
         obs = np.take(self.table, idx, axis=0, mode="clip")  # (R, 2, S, 14)
         self._finish(obs, state, games)

@@ -31,10 +31,11 @@ from ..notation import (COMMANDER, EMPTY, KING, KNIGHT, NUM_CODES, OFFBOARD, for
 from ..rules import RuleSet, SIDES, side_index
 from .state import (ATTACKER_WINS, DEFENDER_WINS, DRAW, ENCIRCLED, ESCAPED, KING_CAPTURED,
                     NO_MOVES, NO_WINNER, REPETITION, RUNNING, TRUNCATED, State)
-# Hot paths test "any" with np.count_nonzero: a third of the cost of ndarray.any() on the small
-# arrays of a single game (the method goes through a Python wrapper).
 from .tables import (IS_ATTACKER, IS_PLAIN_SOLDIER, OPPOSITE,
                      SIDE_OF, Tables)
+
+# Hot paths test "any" with np.count_nonzero: a third of the cost of ndarray.any() on the small
+# arrays of a single game (the method goes through a Python wrapper).
 
 
 @dataclass
@@ -409,10 +410,11 @@ class Engine:
         d = (0 if dr > 0 else 2) if dr else (1 if df > 0 else 3)
         return (origin * 4 + d) * (n - 1) + abs(dr or df) - 1
 
-    def _legality(self, state: State, a: np.ndarray):
+    def _legality(self, state: State, a: np.ndarray, running: np.ndarray | None = None):
         """(B,) legal flags, the slot of the moving piece, the decoded action (origin, direction,
         distance, target) and the pass flags (None when no game passes); all but the legal and
-        pass flags are meaningless where not legal."""
+        pass flags are meaningless where not legal. ``running`` is ``state.reason == RUNNING``
+        when the caller has it already."""
         rows = np.arange(len(a))
         in_range = (a >= 0) & (a < self.num_actions)
         safe = a if np.count_nonzero(in_range) == len(a) else np.where(in_range, a, 0)
@@ -426,7 +428,9 @@ class Engine:
             legal = np.where(is_pass, state.chain >= 0, legal)
         else:
             is_pass = None
-        return in_range & legal & (state.reason == RUNNING), slot, (origin, d, info[:, 2], info[:, 3]), is_pass
+        if running is None:
+            running = state.reason == RUNNING
+        return in_range & legal & running, slot, (origin, d, info[:, 2], info[:, 3]), is_pass
 
     def check_legal(self, state: State, actions: np.ndarray) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
@@ -499,7 +503,7 @@ class Engine:
             raise IllegalMoveError(f"actions must be {b} integers (one per game), got shape {a.shape} of {a.dtype}")
         a = a.astype(np.intp, copy=False)
         running = state.reason == RUNNING
-        legal, slots, decoded, is_pass = self._legality(state, a)
+        legal, slots, decoded, is_pass = self._legality(state, a, running)
         bad = (running & ~legal).nonzero()[0]
         if len(bad):
             shown = "; ".join(f"game {g}: action {int(a[g])}: {self.explain_illegal(state, g, int(a[g]))}"
