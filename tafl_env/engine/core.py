@@ -782,10 +782,7 @@ class Engine:
         if len(rows):
             state.moves[ix] = self._packed_moves(state.board[ix], state.lines[ix], state.to_move[ix],
                                                  self._mover_slots(state, rows))
-            # Chains were closed above and finished games left out: only "no legal move" is left.
-            has_moves = np.logical_or.reduce(state.moves[ix].reshape(len(rows), -1), axis=1)
-            if np.count_nonzero(has_moves) < len(rows):
-                self._finish_no_moves(state, rows[~has_moves])
+            self._judge_no_moves(state, rows, ix)
             max_turns = self.rules.max_turns
             if max_turns is not None and top >= max_turns:
                 self._finish(state, rows[state.turn[rows] >= max_turns], DRAW, TRUNCATED)
@@ -798,15 +795,15 @@ class Engine:
         state.seen[rows, slot] = True
         return before
 
-    def _judge_no_moves(self, state: State, rows: np.ndarray) -> None:
-        """End the running games among ``rows`` whose side to move has no legal move (§6.1)."""
-        ix = slice(None) if len(rows) == len(state) else rows
-        stuck = rows[~state.moves[ix].reshape(len(rows), -1).any(axis=1)
-                     & (state.chain[rows] < 0) & (state.reason[rows] == RUNNING)]
-        self._finish_no_moves(state, stuck)
-
-    def _finish_no_moves(self, state: State, stuck: np.ndarray) -> None:
-        if len(stuck):
+    def _judge_no_moves(self, state: State, rows: np.ndarray, ix=None) -> None:
+        """End the games of ``rows`` whose side to move has no legal move (§6.1). The games must
+        be running with no chain pending (a fresh start, or a turn just handed over); ``ix`` is
+        ``rows`` or, for the whole batch, ``slice(None)``."""
+        if ix is None:
+            ix = slice(None) if len(rows) == len(state) else rows
+        has_moves = np.logical_or.reduce(state.moves[ix].reshape(len(rows), -1), axis=1)
+        if np.count_nonzero(has_moves) < len(rows):
+            stuck = rows[~has_moves]
             state.winner[stuck] = 1 - state.to_move[stuck]
             state.reason[stuck] = NO_MOVES
             state.moves[stuck] = 0
