@@ -25,16 +25,28 @@ import numpy as np
 OPTION_SETS = [{}, {"king_armed": False}, {"throne_hostile": False}, {"edge_hostile_to_king": True},
                {"hostile_corners": False}, {"throne_passable": True}, {"encirclement": True},
                {"repetition": "draw"}, {"repetition": "ignore"}, {"king_capture": "tablut"},
-               {"king_capture": "four_sided"}, {"escape": "edge"}, {"escape": "corners"}]
+               {"king_capture": "four_sided"}, {"escape": "edge"}, {"escape": "corners"},
+               {"move_range": 1}, {"move_range": 2}, {"restricted_corners": False},
+               {"throne_passable": False}, {"first_to_move": "defender"}, {"max_turns": None},
+               {"commander_capture_on_throne": True}, {"commander_sandwich": False},
+               {"jumps": True}, {"berserk": True, "jumps": True}, {"edge_hostile_to_king": False}]
 GAMES = 64
 
 
-def digest(state, info, mask) -> str:
+def digest(engine, state, info, mask) -> str:
+    from tafl_env.observation import observe
+
     h = hashlib.sha1()
+    b = len(state)
     for arr in (state.board, state.to_move, state.king_sq, state.chain, state.turn, state.key,
                 state.winner, state.reason, state.repeats, state.lines, state.occupancy, state.moves,
-                mask, info.captured, info.jump, info.turn_ended):
-        h.update(np.ascontiguousarray(arr).tobytes())
+                mask, engine.count_legal(state), info.captured, info.jump, info.turn_ended,
+                observe(engine, state, np.zeros(b, dtype=np.int8)),
+                observe(engine, state, np.ones(b, dtype=np.int8))):
+        arr = np.asarray(arr)
+        # Fixed dtypes: the digest checks values, not the engine's choice of integer widths.
+        wide = np.float32 if arr.dtype.kind == "f" else np.int64
+        h.update(np.ascontiguousarray(arr, dtype=wide).tobytes())
     return h.hexdigest()
 
 
@@ -52,7 +64,7 @@ def record(path: str, steps: int) -> None:
             a = np.where(state.done, 0, engine.random_actions(state, rng))  # finished: ignored
             info = engine.step(state, a)
             actions.append(a.tolist())
-            digests.append(digest(state, info, engine.legal_action_mask(state)))
+            digests.append(digest(engine, state, info, engine.legal_action_mask(state)))
         out.append({"variant": variant, "options": options, "actions": actions, "digests": digests,
                     "reasons": np.bincount(state.reason, minlength=7).tolist()})
     with open(path, "w") as fh:
@@ -74,7 +86,7 @@ def replay(path: str) -> int:
         state = engine.initial_state(GAMES)
         for i, (a, want) in enumerate(zip(rec["actions"], rec["digests"])):
             info = engine.step(state, np.array(a))
-            if digest(state, info, engine.legal_action_mask(state)) != want:
+            if digest(engine, state, info, engine.legal_action_mask(state)) != want:
                 print(f"differs: {rec['variant']} {rec['options']} at step {i}")
                 differing += 1
                 break

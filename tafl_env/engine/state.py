@@ -34,20 +34,22 @@ class State:
         turn:       (B,) int32, completed turns (a whole berserk chain is one turn).
         key:        (B,) uint64, Zobrist key of board + side to move.
         history:    (B, H) uint64, ``history[b, t]`` is the key of ``Qt`` for ``t <= turn[b]``.
+                    ``H`` grows (doubling) as games get longer: memory follows what games use.
         last_irreversible: (B,) int32, the last turn whose position cannot recur (a capture).
-        seen:       (B, 256) bool, a Bloom filter of the keys recorded since ``last_irreversible``
-                    (one flag per value of a key's top byte): a key whose flag is clear cannot be
-                    a repetition, so the history is scanned only for the few games whose flag is set.
+        seen_keys, seen_counts: (B, 2H) uint64 and int32, an open-addressing hash table per game
+                    of the keys recorded since ``last_irreversible`` and how often each occurred
+                    (count 0: empty slot), so that counting a repetition costs O(1) at any game
+                    length. At most H keys in 2H slots: the table is never more than half full.
         repeats:    (B,) int16, occurrences of the current (whole-turn) position since the last
                     capture, 1 the first time; a third occurrence ends the game (§3.9).
-        lines:      (B, 4N+1) empty-square bit masks of every column and row, plain and reversed
+        lines:      (B, 4N+1) uint32 empty-square bit masks of every column and row, plain and reversed
                     (bit i of a column is rank i), kept in step with ``board`` by the engine;
                     the last column is always 0.
         occupancy:  (B, 2, N) uint32, each side's pieces as one N-bit int per rank (bit = file).
         pieces:     (B, 2, P) intp, the squares of each side's pieces in fixed slots (S: empty slot).
                     A piece keeps its slot while it lives; move generation runs over slots, not
                     over all S squares.
-        moves:      (B, P, 4) packed legal moves of the side to move, aligned with
+        moves:      (B, P, 4) uint32 packed legal moves of the side to move, aligned with
                     ``pieces[b, to_move[b]]``: bit k-1 of ``moves[b, i, d]`` is set when the piece in
                     slot i may move k squares in direction d. All zero when the game is over.
         winner:     (B,) int8, -1 running, 0 attacker, 1 defender, 2 draw.
@@ -63,7 +65,8 @@ class State:
     key: np.ndarray
     history: np.ndarray
     last_irreversible: np.ndarray
-    seen: np.ndarray
+    seen_keys: np.ndarray
+    seen_counts: np.ndarray
     repeats: np.ndarray
     lines: np.ndarray
     occupancy: np.ndarray
@@ -97,24 +100,33 @@ class State:
         """Write the games of ``other`` into rows ``index`` of this batch (e.g. to reset them)."""
         self.grow_history(other.history.shape[1])
         self.grow_slots(other.pieces.shape[2])
-        if other.pieces.shape[2] < self.pieces.shape[2]:
+        if other.pieces.shape[2] < self.pieces.shape[2] or other.history.shape[1] < self.history.shape[1]:
             other = other.copy()
             other.grow_slots(self.pieces.shape[2])
+            other.grow_history(self.history.shape[1])
         for f in fields(self):
-            if f.name == "history":
-                self.history[index] = 0
-                self.history[index, : other.history.shape[1]] = other.history
-            else:
-                getattr(self, f.name)[index] = getattr(other, f.name)
+            getattr(self, f.name)[index] = getattr(other, f.name)
+
+    @property
+    def history_capacity(self) -> int:
+        return self.history.shape[1]
 
     def grow_history(self, capacity: int) -> None:
-        """Make room for at least ``capacity`` recorded positions per game."""
-        old = self.history
-        if capacity <= old.shape[1]:
+        """Make room for at least ``capacity`` recorded positions per game (a power of two)."""
+        old = self.history.shape[1]
+        if capacity <= old:
             return
-        new = np.zeros((old.shape[0], capacity), dtype=old.dtype)
-        new[:, : old.shape[1]] = old
-        self.history = new
+        new = old
+        while new < capacity:
+            new *= 2
+        history = np.zeros((len(self), new), dtype=self.history.dtype)
+        history[:, :old] = self.history
+        self.history = history
+        # The hash tables are indexed modulo their size: rebuild them at the new size.
+        from .turns import rebuild_seen  # noqa: PLC0415 (turns imports this module)
+        self.seen_keys = np.zeros((len(self), 2 * new), dtype=np.uint64)
+        self.seen_counts = np.zeros((len(self), 2 * new), dtype=np.int32)
+        rebuild_seen(self.history, self.turn, self.last_irreversible, self.seen_keys, self.seen_counts)
 
     def grow_slots(self, slots: int) -> None:
         """Make room for ``slots`` pieces per side (empty slots hold the sentinel square S)."""
@@ -127,6 +139,13 @@ class State:
         moves = np.zeros((self.moves.shape[0], slots, 4), dtype=self.moves.dtype)
         moves[:, :p] = self.moves
         self.pieces, self.moves = pieces, moves
+
+    def arrays(self) -> tuple:
+        """The arrays in the order the compiled kernels take them (see ``engine.kernels``)."""
+        return (self.board, self.to_move, self.start_side, self.king_sq, self.chain, self.turn,
+                self.key, self.history, self.last_irreversible, self.seen_keys, self.seen_counts,
+                self.repeats, self.lines, self.occupancy, self.pieces, self.moves, self.winner,
+                self.reason)
 
     @staticmethod
     def concatenate(states: list["State"]) -> "State":

@@ -1,0 +1,180 @@
+"""The batched kernels: one call runs a per-game kernel over every game of a State.
+
+Each comes as a plain loop and, where a batch can be big, as a ``prange`` build (``*_parallel``)
+that :func:`~tafl_env.engine._jit.run_batched` picks for large batches and several threads.
+The parallel bodies call compiled per-game functions only (no slice assignments of their own,
+which numba would turn into nested parallel loops).
+
+The step checks the whole batch before it changes anything: an illegal action, or a history
+with no room for one more turn, returns early with the state untouched, so the caller can raise
+an error (or grow the history) and never sees a half-applied step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._jit import kernel, parallel_kernel
+from .movegen import count_moves, random_action, write_mask
+from .state import RUNNING
+from .step import INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, NEED_ROOM, OK, action_slot, \
+    next_random, step_game
+from .tables import P_S
+from .turns import judge_fresh, record_seen
+
+
+@kernel
+def start_games(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+                seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
+                tb):
+    """Record the first position of fresh games, generate their moves, and end those whose side
+    to move has none."""
+    for g in range(len(key)):
+        record_seen(seen_keys, seen_counts, g, key[g])
+        judge_fresh(to_move, chain, lines, board, pieces, moves, winner, reason, tb, g)
+
+
+@kernel
+def masks(to_move, chain, pieces, moves, tb, out, rows):
+    for g in range(len(rows)):
+        write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
+
+
+@parallel_kernel
+def masks_parallel(to_move, chain, pieces, moves, tb, out, rows):
+    for g in prange(len(rows)):
+        write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
+
+
+@kernel
+def counts(moves, chain):
+    out = np.empty(len(chain), dtype=np.int64)
+    for g in range(len(chain)):
+        out[g] = count_moves(moves, chain, g)
+    return out
+
+
+@kernel
+def random_actions(to_move, chain, pieces, moves, tb, uniforms, out):
+    for g in range(len(out)):
+        out[g] = random_action(to_move, chain, pieces, moves, tb, g, uniforms[g])
+
+
+@kernel
+def legal(to_move, chain, pieces, moves, reason, tb, actions, out):
+    for g in range(len(out)):
+        out[g] = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g]) != -1
+
+
+@kernel
+def _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots):
+    """Find the slot of every running game's action; returns ``OK``, the first game whose action
+    is illegal, or ``NEED_ROOM`` when some history is full."""
+    room = True
+    for g in range(len(actions)):
+        slots[g] = -1
+        if reason[g] != RUNNING:
+            continue
+        slot = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g])
+        if slot == -1:
+            return g
+        slots[g] = slot
+        if turn[g] + 1 >= history.shape[1]:
+            room = False
+    return OK if room else NEED_ROOM
+
+
+@kernel
+def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
+              tb, actions, slots, info, g):
+    if slots[g] == -1:   # a finished game
+        for c in range(6):
+            info[g, c] = tb.params[P_S]
+        info[g, INFO_JUMP] = 0
+        info[g, INFO_CONTINUATION] = 0
+        info[g, INFO_TURN_ENDED] = 0
+        return
+    scratch = np.empty(4, dtype=np.int64)
+    step_game(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
+              tb, g, actions[g], slots[g], info[g], scratch)
+
+
+@kernel
+def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+         seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
+         tb, actions, slots, info):
+    """Check, then apply ``actions``; returns ``OK`` or why nothing was applied."""
+    code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
+    if code != OK:
+        return code
+    for g in range(len(actions)):
+        _step_row(board, to_move, start_side, king_sq, chain, turn, key, history,
+                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                  moves, winner, reason, tb, actions, slots, info, g)
+    return OK
+
+
+@parallel_kernel
+def step_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
+                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                  moves, winner, reason, tb, actions, slots, info):
+    """:func:`step` with the games spread over threads."""
+    code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
+    if code != OK:
+        return code
+    for g in prange(len(actions)):
+        _step_row(board, to_move, start_side, king_sq, chain, turn, key, history,
+                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                  moves, winner, reason, tb, actions, slots, info, g)
+    return OK
+
+
+@kernel
+def _play_row(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
+              tb, rng, max_steps, played, g):
+    info = np.empty(INFO_TURN_ENDED + 1, dtype=np.int64)
+    scratch = np.empty(4, dtype=np.int64)
+    while played[g] < max_steps and reason[g] == RUNNING and turn[g] + 1 < history.shape[1]:
+        a = random_action(to_move, chain, pieces, moves, tb, g, next_random(rng, g))
+        slot = action_slot(to_move, chain, pieces, moves, reason, tb, g, a)
+        step_game(board, to_move, start_side, king_sq, chain, turn, key, history,
+                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                  moves, winner, reason, tb, g, a, slot, info, scratch)
+        played[g] += 1
+
+
+@kernel
+def _stopped_for_room(reason, played, max_steps):
+    for g in range(len(played)):
+        if played[g] < max_steps and reason[g] == RUNNING:
+            return True
+    return False
+
+
+@kernel
+def play_random(board, to_move, start_side, king_sq, chain, turn, key, history,
+                last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                moves, winner, reason, tb, rng, max_steps, played):
+    """Random legal actions in every game until it ends, ``played[g]`` reaches ``max_steps`` or
+    its history is full; returns whether some game stopped for room (grow it and call again)."""
+    for g in range(len(rng)):
+        _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
+                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                  moves, winner, reason, tb, rng, max_steps, played, g)
+    return _stopped_for_room(reason, played, max_steps)
+
+
+@parallel_kernel
+def play_random_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
+                         last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
+                         pieces, moves, winner, reason, tb, rng, max_steps, played):
+    """:func:`play_random` with the games spread over threads."""
+    for g in prange(len(rng)):
+        _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
+                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                  moves, winner, reason, tb, rng, max_steps, played, g)
+    return _stopped_for_room(reason, played, max_steps)

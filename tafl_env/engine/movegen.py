@@ -1,0 +1,151 @@
+"""Move generation, compiled: slides and jumps of one piece, the side to move's packed moves,
+legal-action masks, move counts and uniform random choice.
+
+Slides in one paragraph: for every row and column the state keeps its empty squares as an N-bit
+integer, in both orientations (``State.lines``). Shifting a square's line so that its first
+neighbour in direction d is bit 0, the run of trailing ones (``x & ~(x + 1)``) is the set of squares
+it can slide to; bit k-1 stands for distance k, which is already the action layout
+``action = (sq*4 + d)*(N-1) + (k-1)``. One table lookup (``KernelTables.allowed``) removes what the
+piece may not do (restricted squares, the throne where it blocks, one-square moves). A jump
+(RULES.md §5) is bit 1, distance 2: over one adjacent enemy soldier onto an empty square.
+
+``State.moves[b, i, d]`` holds these bits for the piece in slot i of the side to move, so the
+legal mask of a game is a handful of small ints that the step keeps up to date.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..notation import EMPTY, KING
+from ._jit import kernel
+from .tables import F_RESTRICTED, IS_PLAIN_SOLDIER, P_K, P_PASS, P_S, SIDE_OF
+
+# Position of the lowest set bit of a 32-bit int by de Bruijn multiplication.
+_DEBRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8, 31, 27, 13, 23, 21,
+                      19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9], dtype=np.int64)
+
+
+@kernel
+def popcount(x):
+    """Number of set bits of a non-negative int below 2**32."""
+    x = x - ((x >> 1) & 0x55555555)
+    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F
+    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
+@kernel
+def lowest_bit(x):
+    """Index of the lowest set bit of a positive int below 2**32."""
+    return _DEBRUIJN[(((x & -x) * 0x077CB531) & 0xFFFFFFFF) >> 27]
+
+
+@kernel
+def piece_moves(board, lines, tb, g, side, sq, out):
+    """Write the four packed move masks of the piece on ``sq`` (of ``side``) in game ``g`` into
+    ``out[0:4]``; returns whether it has any move."""
+    code = board[g, sq]
+    line = tb.line
+    any_move = 0
+    for d in range(4):
+        x = np.int64(lines[g, line[sq, d]]) >> line[sq, 4 + d]
+        x &= ~(x + 1)
+        x &= tb.allowed[side, code, sq, d]
+        out[d] = x
+        any_move |= x
+    if tb.jumper[code]:
+        nbr = tb.nbr
+        for d in range(4):
+            over = board[g, nbr[sq, d]]
+            land = nbr[sq, 4 + d]
+            if (IS_PLAIN_SOLDIER[over] and SIDE_OF[over] != side and board[g, land] == EMPTY
+                    and (code == KING or (tb.flags[land] & F_RESTRICTED) == 0)):
+                out[d] |= 2
+                any_move = 1
+    return any_move != 0
+
+
+@kernel
+def generate_moves(board, to_move, lines, pieces, moves, tb, g):
+    """Fill ``moves[g]`` with the packed moves of the side to move; returns whether there is one."""
+    side = to_move[g]
+    s = tb.params[P_S]
+    found = False
+    for i in range(pieces.shape[2]):
+        sq = pieces[g, side, i]
+        if sq == s:
+            for d in range(4):
+                moves[g, i, d] = 0
+        elif piece_moves(board, lines, tb, g, side, sq, moves[g, i]):
+            found = True
+    return found
+
+
+@kernel
+def count_moves(moves, chain, g):
+    """Legal actions of game ``g``: the packed moves plus pass inside a berserk chain."""
+    total = 0
+    for i in range(moves.shape[1]):
+        for d in range(4):
+            total += popcount(np.int64(moves[g, i, d]))
+    return total + (1 if chain[g] >= 0 else 0)
+
+
+@kernel
+def write_mask(to_move, chain, pieces, moves, tb, g, out, row):
+    """Set ``out[row, a] = 1`` for every legal action a of game ``g`` (the row must be zero)."""
+    k = tb.params[P_K]
+    side = to_move[g]
+    s = tb.params[P_S]
+    for i in range(pieces.shape[2]):
+        sq = pieces[g, side, i]
+        if sq == s:
+            continue
+        base = sq * 4 * k
+        for d in range(4):
+            x = np.int64(moves[g, i, d])
+            while x:
+                out[row, base + d * k + lowest_bit(x)] = 1
+                x &= x - 1
+    if chain[g] >= 0:
+        out[row, tb.params[P_PASS]] = 1
+
+
+@kernel
+def nth_action(to_move, chain, pieces, moves, tb, g, r):
+    """The r-th legal action of game ``g`` (0-based, in slot, direction, distance order; pass
+    last), or -1 when there are at most r."""
+    k = tb.params[P_K]
+    side = to_move[g]
+    for i in range(moves.shape[1]):
+        for d in range(4):
+            x = np.int64(moves[g, i, d])
+            c = popcount(x)
+            if r < c:
+                for _ in range(r):
+                    x &= x - 1
+                return (pieces[g, side, i] * 4 + d) * k + lowest_bit(x)
+            r -= c
+    if r == 0 and chain[g] >= 0:
+        return tb.params[P_PASS]
+    return -1
+
+
+@kernel
+def random_action(to_move, chain, pieces, moves, tb, g, u):
+    """A uniformly random legal action of game ``g`` for ``u`` uniform in [0, 1); -1 if none."""
+    total = count_moves(moves, chain, g)
+    if total == 0:
+        return -1
+    r = min(np.int64(u * total), total - 1)
+    return nth_action(to_move, chain, pieces, moves, tb, g, r)
+
+
+@kernel
+def find_slot(pieces, g, side, sq):
+    """The slot of the piece of ``side`` on ``sq`` in game ``g``, or -1."""
+    for i in range(pieces.shape[2]):
+        if pieces[g, side, i] == sq:
+            return i
+    return -1
