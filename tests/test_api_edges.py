@@ -33,3 +33,40 @@ def test_squares_and_positions_with_non_ascii_digits_are_malformed():
     with pytest.raises(TaflError, match="\uff13"):
         parse_position(start.replace("3", "\uff13", 1), 9)
     assert parse_square("e5", 9) == 40
+
+
+# --- rules: sides and the layout option ---------------------------------------------------------
+
+@pytest.mark.parametrize("to_move", [1.0, 0.0, True, np.float64(1), np.bool_(False)])
+def test_to_move_must_be_a_side_not_a_float_or_bool(to_move):
+    with pytest.raises(InvalidOptionError, match="side"):
+        Game(TABLUT, to_move=to_move)
+
+
+@pytest.mark.parametrize("to_move,side", [(1, "defender"), (np.int8(0), "attacker"), ("defender", "defender")])
+def test_to_move_as_a_side_name_or_index(to_move, side):
+    assert Game(TABLUT, to_move=to_move).to_move == side
+
+
+@pytest.mark.parametrize("layout,named", [
+    ("garbage", "must start and end with '/'"),
+    ("/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/", "8 rank records"),
+    ("/3ttt3/4t4/4T4/t3T3t/ttTTtTTtt/t3T3t/4T4/4t4/3ttt3/", "restricted square e5"),
+    ("/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3tKt3/", "2 kings"),
+    (12345, "must be a str"),
+])
+def test_bad_layout_is_an_error_of_make_rules(layout, named):
+    with pytest.raises(InvalidOptionError, match="layout") as exc:
+        make_rules(TABLUT, layout=layout)
+    assert named in str(exc.value)
+
+
+def test_layout_checks_follow_the_rules_and_board_size():
+    corner = "/t3ttt4/4t1t4/5t5/5T5/tt2TTT2tt/t1tTTKTTt1t/tt2TTT2tt/5T5/5t5/4t1t4/4ttt4/"
+    with pytest.raises(InvalidOptionError, match="a1"):
+        make_rules("legacy_tawlbwrdd", layout=corner)            # restricted corners
+    plain = make_rules(TABLUT).layout.replace("/3ttt3/", "/t2ttt3/", 1)
+    assert make_rules(TABLUT, layout=plain).layout == plain      # plain corners in Historisches Tablut
+    with pytest.raises(InvalidOptionError, match="11x11"):
+        make_rules(TABLUT, board_size=11)                         # the 9x9 layout no longer fits
+    assert Game(TABLUT, layout=plain).position == plain
