@@ -34,7 +34,7 @@ from .engine.tables import SIDE_OF
 from .errors import IllegalMoveError, InvalidMoveError
 from .notation import (PASS, ParsedMove, board_diagram, format_move, format_position, parse_move,
                        square_name)
-from .rules import SIDES, RuleSet, make_rules
+from .rules import SIDES, RuleSet, make_rules, side_index
 
 
 @lru_cache(maxsize=64)
@@ -84,6 +84,8 @@ class Game:
                  to_move: str | None = None, **options):
         self.rules = make_rules(variant, **options)
         self.engine = engine_for(self.rules)
+        if to_move is not None:
+            side_index(to_move)  # a side name, 0 or 1 (not 1.0, not True): an error naming it
         self.state: State = self.engine.initial_state(1, position, to_move)
         self.moves: list[Move] = []
 
@@ -163,6 +165,13 @@ class Game:
 
     def describe(self, action: int) -> Move:
         """The :class:`Move` that ``action`` would be now (checked for legality, not applied)."""
+        if isinstance(action, Move):
+            action = action.action
+        if isinstance(action, str):
+            raise InvalidMoveError(f"describe() takes an action id, not the move string {action!r}: "
+                                   "push() plays a move string, legal_moves() lists the moves")
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            raise InvalidMoveError(f"cannot describe {action!r}: expected an action id (an int)")
         child = self.state.copy()
         info = self._step(child, int(action))
         return self._describe(int(action), info, 0)

@@ -70,3 +70,20 @@ def test_layout_checks_follow_the_rules_and_board_size():
     with pytest.raises(InvalidOptionError, match="11x11"):
         make_rules(TABLUT, board_size=11)                         # the 9x9 layout no longer fits
     assert Game(TABLUT, layout=plain).position == plain
+
+
+# --- Game: what describe and push accept --------------------------------------------------------
+
+@pytest.mark.parametrize("action", [1e3, 441.0, True, np.float32(441), None, [441]])
+def test_describe_takes_an_action_id_only(action):
+    g = Game(TABLUT)
+    with pytest.raises(InvalidMoveError, match="action id"):
+        g.describe(action)
+
+
+def test_describe_of_a_move_string_says_what_to_use():
+    g = Game(TABLUT)
+    with pytest.raises(InvalidMoveError, match=r"not the move string 'e2-c2'.*push\(\)"):
+        g.describe("e2-c2")
+    move = g.describe(np.int64(441))
+    assert move.notation == "e2-c2" and g.describe(move).notation == "e2-c2" and g.turns == 0
