@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
 
 import numpy as np
 
@@ -34,6 +33,7 @@ from .engine.tables import SIDE_OF
 from .errors import IllegalMoveError, InvalidMoveError
 from .notation import (PASS, ParsedMove, board_diagram, format_move, format_position, parse_move,
                        square_name)
+from .outcome import Outcome
 from .rules import SIDES, RuleSet, make_rules, side_index
 
 
@@ -61,13 +61,6 @@ class Move:
 
     def __str__(self) -> str:
         return self.notation
-
-
-class Outcome(NamedTuple):
-    """How a game ended: ``result`` is ``'attacker'``, ``'defender'`` or ``'draw'``."""
-
-    result: str
-    reason: str
 
 
 class Game:
@@ -144,8 +137,9 @@ class Game:
         return int(self.state.reason[0]) != RUNNING
 
     def outcome(self) -> Outcome | None:
-        """``Outcome(result, reason)`` once the game is over, else ``None``."""
-        return Outcome(self.result, self.reason) if self.is_over() else None
+        """:class:`~tafl_env.outcome.Outcome` ``(termination, winner)`` once the game is over, else
+        ``None`` (it also compares equal to the pair ``(result, reason)``)."""
+        return Outcome.from_codes(int(self.state.winner[0]), int(self.state.reason[0]))
 
     def action_mask(self) -> np.ndarray:
         """int8 0/1 over all actions (DESIGN.md encoding)."""

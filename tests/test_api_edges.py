@@ -87,3 +87,39 @@ def test_describe_of_a_move_string_says_what_to_use():
         g.describe("e2-c2")
     move = g.describe(np.int64(441))
     assert move.notation == "e2-c2" and g.describe(move).notation == "e2-c2" and g.turns == 0
+
+
+# --- outcomes as types ----------------------------------------------------------------------------
+
+def test_termination_values_are_the_engine_reason_codes():
+    from tafl_env import Termination
+    from tafl_env.engine.state import REASON_NAMES
+
+    assert {int(t): t.reason for t in Termination} == {k: v for k, v in REASON_NAMES.items() if k}
+    assert Termination(6) is Termination.TRUNCATED and Termination.ESCAPED.reason == "escaped"
+
+
+def test_game_outcome_is_typed_and_keeps_the_old_pair():
+    from tafl_env import Outcome, Termination
+
+    g = Game(TABLUT, "/t8/9/9/9/9/9/9/4K4/9/", "defender")
+    assert g.outcome() is None and g.result is None and g.reason is None
+    g.push("e8-e9")
+    out = g.outcome()
+    assert out == Outcome(Termination.ESCAPED, "defender") and out.winner == "defender"
+    assert (out.result, out.reason) == (g.result, g.reason) == ("defender", "escaped")
+    assert out == ("defender", "escaped") and tuple(out) == ("defender", "escaped")
+    assert hash(out) == hash(("defender", "escaped")) and out != ("attacker", "escaped")
+    with pytest.raises(AttributeError):
+        out.winner = "attacker"                                   # frozen
+
+
+def test_truncated_and_drawn_outcomes_have_no_winner():
+    from tafl_env import Outcome, Termination
+
+    g = Game("legacy_ard_ri", max_turns=1)
+    g.push(g.legal_moves()[0])
+    assert g.outcome() == Outcome(Termination.TRUNCATED, None) and g.outcome().result == "draw"
+    assert Outcome.from_codes(2, 5) == Outcome(Termination.REPETITION, None) == ("draw", "repetition")
+    with pytest.raises(ValueError, match="winner"):
+        Outcome(Termination.ESCAPED, "draw")
