@@ -81,6 +81,8 @@ class Game:
             side_index(to_move)  # a side name, 0 or 1 (not 1.0, not True): an error naming it
         self.state: State = self.engine.initial_state(1, position, to_move)
         self.moves: list[Move] = []
+        self._base: State | None = None
+        self._base_len = 0
 
     @classmethod
     def from_state(cls, rules: RuleSet, state: State, moves: list[Move] | None = None) -> "Game":
@@ -92,6 +94,7 @@ class Game:
         game.engine = engine_for(rules)
         game.state = state.copy()
         game.moves = list(moves or [])
+        game._base, game._base_len = None, 0
         return game
 
     # --- reading the state -------------------------------------------------------------------
@@ -205,10 +208,9 @@ class Game:
         if isinstance(move, str):
             return self.push_notation(move)
         if isinstance(move, (int, np.integer)) and not isinstance(move, bool):
-            state = self.state.copy()
-            info = self._step(state, int(move))
+            self._keep_base()
+            info = self._step(self.state, int(move))  # in place: the engine checks before changing
             played = self._describe(int(move), info, 0)
-            self.state = state
             self.moves.append(played)
             return played
         raise InvalidMoveError(f"cannot play {move!r}: expected an action id, a move string or a Move")
@@ -220,10 +222,12 @@ class Game:
             parsed = parse_move(text, self.n)
         except InvalidMoveError as exc:
             raise InvalidMoveError(f"{exc} (in {self.variant}, {self.n}x{self.n})") from None
-        state = self.state.copy()
+        state = self.state
         played: list[Move] = []
 
         def fail(why: str) -> IllegalMoveError:
+            if played:          # a move (or the implied pass) was applied: rebuild the state before it
+                self.state = self._replay(len(self.moves))
             return IllegalMoveError(f"illegal move {text!r} in {self.variant}: {why}")
 
         if state.reason[0] != RUNNING:
@@ -243,14 +247,17 @@ class Game:
             piece_side = SIDE_OF[state.board[0, parsed.origin]]
             if chain >= 0 and piece_side == 1 - state.to_move[0]:
                 # An opponent's move during a pending chain implies the pass (RULES §6.7).
-                info = eng.step(state, np.array([eng.pass_action]))
+                self._keep_base()
+                eng.step(state, np.array([eng.pass_action]))
                 played.append(Move(eng.pass_action, PASS))
                 if state.reason[0] != RUNNING:
                     raise fail(f"the implied pass ended the game ({REASON_NAMES[int(state.reason[0])]})")
         if not eng.check_legal(state, np.array([action]))[0]:
             raise fail(eng.explain_illegal(state, 0, action))
+        self._keep_base()
         info = eng.step(state, np.array([action]))
         move = self._describe(action, info, 0)
+        played.append(move)
         if parsed != PASS:
             if parsed.jump and not move.jump:
                 raise fail("it is written as a jump ('^') but is a slide")
@@ -259,10 +266,35 @@ class Game:
             if parsed.captures is not None and parsed.captures != frozenset(move.captures):
                 names = lambda sqs: "/".join(sorted(square_name(s, self.n) for s in sqs)) or "nothing"
                 raise fail(f"it captures {names(move.captures)}, not {names(parsed.captures)}")
-        played.append(move)
-        self.state = state
         self.moves.extend(played)
         return move
+
+    def pop(self) -> Move:
+        """Take back the last move (a pass included) and return it.
+
+        Only moves played on this ``Game`` object can be taken back (not those it was created with
+        by :meth:`from_state` or :meth:`copy`); the position is rebuilt by replaying the others.
+        """
+        if self._base is None or len(self.moves) <= self._base_len:
+            raise IllegalMoveError("no move to take back" + (
+                f": the {len(self.moves)} earlier moves came with the position" if self.moves else ""))
+        self.state = self._replay(len(self.moves) - 1)
+        return self.moves.pop()
+
+    # Pushing steps ``self.state`` in place, so that a move costs no copy of the game (whose turn
+    # history grows with its length). What a failed push or a pop must undo is rebuilt from
+    # ``_base``, the state before ``moves[_base_len:]``, copied once before the first change.
+
+    def _keep_base(self) -> None:
+        if self._base is None:
+            self._base, self._base_len = self.state.copy(), len(self.moves)
+
+    def _replay(self, upto: int) -> State:
+        """A new state: ``_base`` with ``moves[_base_len:upto]`` played again."""
+        state = self._base.copy()
+        for m in self.moves[self._base_len:upto]:
+            self.engine.step(state, np.array([m.action]))
+        return state
 
     def copy(self) -> "Game":
         return Game.from_state(self.rules, self.state, self.moves)

@@ -123,3 +123,71 @@ def test_truncated_and_drawn_outcomes_have_no_winner():
     assert Outcome.from_codes(2, 5) == Outcome(Termination.REPETITION, None) == ("draw", "repetition")
     with pytest.raises(ValueError, match="winner"):
         Outcome(Termination.ESCAPED, "draw")
+
+
+# --- Game.push plays in place; a failed push and pop rebuild the state ------------------------------
+
+def _same_game(a: Game, b: Game) -> None:
+    assert a.summary() == b.summary() and [m.notation for m in a.moves] == [m.notation for m in b.moves]
+    for f in ("board", "to_move", "chain", "turn", "key", "winner", "reason", "repeats"):
+        np.testing.assert_array_equal(getattr(a.state, f), getattr(b.state, f), err_msg=f)
+    np.testing.assert_array_equal(a.state.history[:, : a.turns + 1], b.state.history[:, : b.turns + 1])
+    np.testing.assert_array_equal(a.action_mask(), b.action_mask())
+
+
+def test_push_does_not_copy_the_game_per_move(monkeypatch):
+    from tafl_env.engine import State
+
+    g = Game("legacy_ard_ri", max_turns=None)
+    copies = []
+    real_copy = State.copy
+    monkeypatch.setattr(State, "copy", lambda self: copies.append(1) or real_copy(self))
+    rng = np.random.default_rng(0)
+    for i in range(40):
+        if g.is_over():
+            break
+        a = int(rng.choice(g.legal_actions()))
+        g.push(a) if i % 2 else g.push(g.describe(a).notation)
+    assert g.turns > 10 and len(copies) <= 1 + g.turns // 2      # one base copy, and describe()'s
+
+
+# A berserk chain: a5-c5 captures c6 and may go on (c5-c3 captures d3); a defender move implies the pass.
+CHAIN_POSITION = "/11/11/3Tt6/11/t10/2T8/2t8/11/7K3/11/11/"
+
+
+@pytest.mark.parametrize("text", [
+    "d3-e3",          # the implied pass is played, then the defender's move is illegal
+    "h9-h10xa1",      # the implied pass and the move are played, then the capture suffix is wrong
+    "c5-c3xd4",       # the continuation is played, then the capture suffix is wrong
+    "c5^c3",          # written as a jump, but a slide
+])
+def test_failed_push_after_a_change_leaves_the_game_as_it_was(text):
+    g = Game("legacy_berserk", CHAIN_POSITION, "attacker")
+    g.push("a5-c5xc6")
+    assert g.chain == "c5"
+    before = g.copy()
+    with pytest.raises(IllegalMoveError):
+        g.push(text)
+    _same_game(g, before)
+    g.push("h9-h10")                                             # the implied pass still works
+    assert [m.notation for m in g.moves[-2:]] == ["pass", "h9-h10"]
+
+
+def test_pop_takes_moves_back():
+    g = Game("legacy_berserk", CHAIN_POSITION, "attacker")
+    fresh = g.copy()
+    with pytest.raises(IllegalMoveError, match="no move to take back"):
+        g.pop()
+    g.push("a5-c5xc6")
+    after_one = g.copy()
+    g.push("h9-h10")
+    assert g.pop().notation == "h9-h10" and g.pop().is_pass
+    _same_game(g, after_one)
+    assert g.pop().notation == "a5-c5xc6"
+    _same_game(g, fresh)
+    g.push("a5-c5xc6")
+    copied = g.copy()
+    with pytest.raises(IllegalMoveError, match="came with the position"):
+        copied.pop()
+    copied.push("c5=c3xd3")
+    assert copied.pop().notation == "c5=c3xd3" and copied.chain == "c5"
