@@ -191,3 +191,79 @@ def test_pop_takes_moves_back():
         copied.pop()
     copied.push("c5=c3xd3")
     assert copied.pop().notation == "c5=c3xd3" and copied.chain == "c5"
+
+
+# --- the PettingZoo AEC env -----------------------------------------------------------------------
+
+def _raw(variant=TABLUT, **kw):
+    from tafl_env.aec import raw_env
+
+    e = raw_env(variant, **kw)
+    e.reset()
+    return e
+
+
+@pytest.mark.parametrize("action", [True, False, np.True_, 441.0, "441"])
+def test_raw_env_step_takes_action_ids_only(action):
+    e = _raw()
+    with pytest.raises(IllegalMoveError, match="action id"):
+        e.step(action)
+    assert e.played == [] and e.agent_selection == "attacker" and e.game.turns == 0
+
+
+def test_wrapped_env_step_rejects_a_bool_clearly():
+    from tafl_env.aec import env
+
+    e = env(TABLUT)
+    e.reset()
+    with pytest.raises(IllegalMoveError, match="action id"):
+        e.step(True)
+    assert e.unwrapped.played == [] and not any(e.terminations.values())
+    e.step(441)
+    assert e.unwrapped.played == [441]
+
+
+@pytest.mark.parametrize("call", ["step", "observe", "state"])
+def test_raw_env_before_reset_says_reset_first(call):
+    from tafl_env.aec import raw_env
+
+    e = raw_env(TABLUT)
+    args = {"step": (441,), "observe": ("attacker",), "state": ()}[call]
+    with pytest.raises(RuntimeError, match=r"reset\(\)"):
+        getattr(e, call)(*args)
+
+
+def test_observe_an_unknown_agent_names_the_agents():
+    e = _raw()
+    with pytest.raises(TaflError, match=r"'king'.*'attacker' and 'defender'"):
+        e.observe("king")
+
+
+@pytest.mark.parametrize("options,named", [
+    ([1, 2], "must be a dict"), ("position", "must be a dict"), ({"to_move": 1.0}, "1.0"),
+    ({"to_move": True}, "True"), ({"position": "/K/"}, "rank records"),
+])
+def test_bad_reset_options_are_named_and_change_nothing(options, named):
+    e = _raw()
+    e.step(441)
+    with pytest.raises(TaflError, match=named):
+        e.reset(options=options)
+    assert e.played == [441] and e.agent_selection == "defender" and e.game.turns == 1
+
+
+def test_to_move_option_of_the_env_must_be_a_side():
+    from tafl_env.aec import raw_env
+
+    with pytest.raises(InvalidOptionError, match="1.0"):
+        raw_env(TABLUT, to_move=1.0)
+    assert _raw(to_move=1).agent_selection == "defender"
+
+
+def test_end_infos_agree_with_the_outcome():
+    from tafl_env import Outcome, Termination
+
+    e = _raw(position="/t8/9/9/9/9/9/9/4K4/9/", to_move="defender")
+    e.step(e.engine.encode(7 * 9 + 4, 8 * 9 + 4))                    # e8-e9: the king escapes
+    info = e.infos["attacker"]
+    assert e.game.outcome() == Outcome(Termination.ESCAPED, "defender")
+    assert (info["result"], info["reason"]) == tuple(e.game.outcome()) == ("defender", "escaped")
