@@ -100,7 +100,8 @@ class TaflEnv(AECEnv):
     | 13 | turns played / move cap, everywhere (0 without a cap) |
 
     ``action_mask`` marks exactly the legal actions of the agent to move (all zeros for the other
-    agent and once the game is over).
+    agent and once the game is over). ``state()``, in ``state_space`` (the same Box), is the
+    observation of the attackers: with planes 9-13 it holds the whole game.
 
     ## Action space
 
@@ -182,6 +183,7 @@ class TaflEnv(AECEnv):
             })
             for a in self.possible_agents
         }
+        self.state_space = spaces.Box(0.0, 1.0, observation_shape(self.engine), dtype=np.float32)
         self._perspective = {a: np.array([i], dtype=np.intp) for i, a in enumerate(AGENTS)}
         self.engine_state = None
         self.played: list[int] = []
@@ -213,7 +215,8 @@ class TaflEnv(AECEnv):
         return self.game.describe(int(action)).notation
 
     def state(self) -> np.ndarray:
-        """The board from the attackers' point of view (the observation of ``"attacker"``)."""
+        """The whole game as one array in ``state_space`` (the observation of ``"attacker"``: the
+        board, the side to move, a pending chain, repetition and move-cap progress)."""
         self._require_reset("state")
         return observe(self.engine, self.engine_state, self._perspective["attacker"])[0]
 

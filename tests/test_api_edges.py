@@ -267,3 +267,23 @@ def test_end_infos_agree_with_the_outcome():
     info = e.infos["attacker"]
     assert e.game.outcome() == Outcome(Termination.ESCAPED, "defender")
     assert (info["result"], info["reason"]) == tuple(e.game.outcome()) == ("defender", "escaped")
+
+
+def test_state_space_and_pettingzoo_state_test():
+    """PettingZoo's ``state_test`` runs an AEC part and a parallel part; a turn-based game has no
+    parallel env, so its two AEC checks run here, on the wrapped env (random actions may be illegal)."""
+    import warnings
+
+    from pettingzoo.test.state_test import test_state, test_state_space
+
+    from tafl_env.aec import env
+
+    for variant in (TABLUT, "legacy_berserk"):
+        e = env(variant)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            test_state_space(e)
+            test_state(e, 50)
+        e.reset()
+        assert e.state_space.contains(e.state()) and e.state().shape == e.state_space.shape
+
