@@ -17,7 +17,10 @@ Reward               +1 win, −1 loss, 0 draw, 0 on truncation (the variant's m
 ===================  ===========================================================================
 
 The opponent's replies (a whole berserk chain included) are played inside ``step`` and inside
-``reset`` when the opponent moves first, so every observation has the learner to move.
+``reset`` when the opponent moves first, so every observation has the learner to move, except one:
+when the opponent's opening already reaches the move cap (``max_turns=1``, the learner moving
+second), the mask allows only the pass action, as a placeholder whose value is ignored, and the next
+step ends the episode as truncated.
 
 **Illegal actions.** An action that is not legal (not in the mask) ends the episode as a loss for
 the learner: reward −1, ``terminated=True``, ``info["illegal_action"] = True``, the board unchanged
@@ -46,6 +49,7 @@ import gymnasium
 import numpy as np
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
+from .errors import InvalidOptionError
 from .rules import SIDES, RuleSet
 from .vector import BatchCore, _spaces
 
@@ -95,6 +99,9 @@ class TaflSingleEnv(gymnasium.Env):
         return SIDES[int(self._core.side[0])]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if options is not None and not isinstance(options, dict):
+            raise InvalidOptionError(f"reset options must be a dict or None, got "
+                                     f"{type(options).__name__} {options!r}")
         super().reset(seed=seed)
         core = self._core
         core.rng = self.np_random
@@ -112,7 +119,9 @@ class TaflSingleEnv(gymnasium.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         core = self._core
         a = np.asarray(action).reshape(1)
-        if not (np.issubdtype(a.dtype, np.integer) and core.engine.check_legal(core.state, a)[0]):
+        if core.state.done[0]:    # the opponent's opening reached the move cap: the action is ignored
+            a = np.array([core.pass_action])
+        elif not (np.issubdtype(a.dtype, np.integer) and core.engine.check_legal(core.state, a)[0]):
             self._over = True
             obs = core._observe()
             info = {"action_mask": np.zeros(core.num_actions, dtype=np.int8), "illegal_action": True,
@@ -124,6 +133,7 @@ class TaflSingleEnv(gymnasium.Env):
         terminated, truncated = bool(out["terminated"][0]), bool(out["truncated"][0])
         if terminated or truncated:
             self._over = True
+            info["action_mask"][:] = 0        # no move is left (not even the placeholder pass)
             st = core.state
             info.update(winner=RESULT_NAMES[int(st.winner[0])], reason=REASON_NAMES[int(st.reason[0])],
                         turns=int(st.turn[0]))

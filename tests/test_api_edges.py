@@ -287,3 +287,96 @@ def test_state_space_and_pettingzoo_state_test():
         e.reset()
         assert e.state_space.contains(e.state()) and e.state().shape == e.state_space.shape
 
+
+
+# --- vector and single-agent envs -------------------------------------------------------------------
+
+def _pick(mask, rng):
+    return np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+
+
+@pytest.mark.parametrize("waiting", [np.nan, None, 1e30, -7.5])
+def test_self_play_waiting_slots_are_truly_ignored(waiting):
+    from tafl_env.vector import TaflVectorEnv
+
+    a, b = TaflVectorEnv(TABLUT, 4), TaflVectorEnv(TABLUT, 4)
+    _, infos = a.reset(seed=0)
+    b.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(6):
+        acts = _pick(infos["action_mask"], rng)
+        sent = acts.astype(object)
+        sent[~infos["active"]] = waiting
+        ra, rb = a.step(acts), b.step(sent)
+        infos = ra[4]
+        for x, y in zip(ra[:4], rb[:4]):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_a_non_integer_from_an_acting_slot_is_named_and_changes_nothing():
+    from tafl_env.vector import TaflVectorEnv
+
+    env = TaflVectorEnv(TABLUT, 4)
+    env.reset(seed=0)
+    board = env.state.board.copy()
+    with pytest.raises(IllegalMoveError, match=r"env\(s\) \[2\] sent \[nan\]"):
+        env.step(np.array([441, 0, np.nan, 0]))
+    np.testing.assert_array_equal(env.state.board, board)
+    env.step(np.array([441.0, np.nan, 441.0, np.nan]))              # whole floats still count
+    assert env.state.turn.tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("side", ["defender", "alternate"])
+def test_vector_env_with_max_turns_1_and_the_learner_second_truncates(side):
+    from tafl_env.vector import TaflVectorEnv
+
+    env = TaflVectorEnv("legacy_ard_ri", 4, opponent="random", learner_side=side, max_turns=1)
+    _, infos = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        second = infos["side"] != env.engine.rules.first_side
+        mask = infos["action_mask"]
+        assert (mask[second].sum(1) == 1).all() and (mask[second, env.engine.pass_action] == 1).all()
+        assert not infos["active"][second].any() and infos["active"][~second].all()
+        acts = _pick(mask, rng).astype(float)
+        acts[second] = np.nan                                        # ignored: nothing to play
+        _, rew, term, trunc, infos = env.step(acts)
+        assert trunc.all() and not term.any() and (rew == 0).all()   # every episode is cut at turn 1
+        assert (infos["final_info"]["reason"] == 6).all()
+
+
+def test_single_env_with_max_turns_1_and_the_learner_second_truncates():
+    from tafl_env.single import TaflSingleEnv
+
+    env = TaflSingleEnv("legacy_ard_ri", learner_side="attacker", max_turns=1)   # defenders open
+    obs, info = env.reset(seed=0)
+    assert np.flatnonzero(info["action_mask"]).tolist() == [env.num_actions - 1]
+    assert env.action_masks().tolist() == info["action_mask"].tolist()
+    obs, rew, term, trunc, info = env.step(0)                       # any action: it is ignored
+    assert (rew, term, trunc, info["reason"], info["turns"]) == (0.0, False, True, "truncated", 1)
+    assert not info["illegal_action"] and info["action_mask"].sum() == 0
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+    assert env.reset(seed=1)[1]["action_mask"].sum() == 1
+
+
+def test_sb3_vecenv_with_max_turns_1_and_the_learner_second():
+    pytest.importorskip("stable_baselines3")
+    from tafl_env.sb3 import TaflSB3VecEnv
+
+    venv = TaflSB3VecEnv("legacy_ard_ri", 2, opponent="random", learner_side="attacker", max_turns=1)
+    venv.reset()
+    masks = venv.action_masks()
+    assert (masks.sum(1) == 1).all()
+    _, rew, done, infos = venv.step(np.flatnonzero(masks[0]).repeat(2))
+    assert done.all() and (rew == 0).all()
+
+
+def test_reset_options_must_be_a_dict():
+    from tafl_env.single import TaflSingleEnv
+    from tafl_env.vector import TaflVectorEnv
+
+    for env in (TaflVectorEnv(TABLUT, 2), TaflSingleEnv(TABLUT)):
+        with pytest.raises(InvalidOptionError, match="must be a dict"):
+            env.reset(options=[1, 2])
+        env.reset(options={})
