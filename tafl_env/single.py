@@ -64,22 +64,26 @@ class TaflSingleEnv(gymnasium.Env):
         opponent: ``"random"``, a callable ``opponent(obs, mask) -> actions`` or an object with
             ``.act(obs, mask)``.
         learner_side: ``"attacker"``, ``"defender"`` or ``"alternate"``.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"`` or ``"rgb_array"`` (an ``(H, W, 3)`` uint8 image, e.g.
+            for ``gymnasium.wrappers.RecordVideo``).
+        square_px: the size of a square in ``rgb_array`` images.
         **options: rule options (``tafl_env.make_rules``).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, variant: str | RuleSet = "historical_tablut", opponent="random",
-                 learner_side: str = "attacker", render_mode: str | None = None, **options):
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+                 learner_side: str = "attacker", render_mode: str | None = None, square_px: int = 32,
+                 **options):
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         if opponent is None:
             raise ValueError("the single-agent env needs an opponent ('random', a callable or an agent)")
         self._core = BatchCore(variant, 1, opponent, learner_side, self_play=False, autoreset=False,
                                **options)
         self.variant = self._core.rules.name
         self.render_mode = render_mode
+        self.square_px = int(square_px)
         self.observation_space, self.action_space = _spaces(self._core)
         self.num_actions = self._core.num_actions
         self._over = True
@@ -149,8 +153,14 @@ class TaflSingleEnv(gymnasium.Env):
         return self._core.mask[0].copy()
 
     def render(self):
-        if self.render_mode == "ansi" and self._core.state is not None:
+        if self._core.state is None:
+            return None
+        if self.render_mode == "ansi":
             return self._core.render_text(0)
+        if self.render_mode == "rgb_array":
+            from .render import render_rgb
+
+            return render_rgb(self.engine, self._core.state, 0, self.square_px)
         return None
 
     def close(self):

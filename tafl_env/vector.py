@@ -451,7 +451,10 @@ class TaflVectorEnv(VectorEnv):
             a callable ``opponent(obs, mask) -> actions`` or an object with ``.act(obs, mask)``.
         learner_side: ``"attacker"``, ``"defender"`` or ``"alternate"`` (fixed-opponent mode).
         self_play: both sides played by the learner (default: ``opponent is None``).
-        render_mode: ``None`` or ``"ansi"`` (a text board of each game).
+        render_mode: ``None``, ``"ansi"`` (a text board of each game) or ``"rgb_array"`` (an
+            ``(H, W, 3)`` uint8 image per environment, as ``gymnasium.wrappers.vector.RecordVideo``
+            expects; the two slots of a self-play game show the same board).
+        square_px: the size of a square in ``rgb_array`` images.
         **options: rule options (``tafl_env.make_rules``), e.g. ``max_turns=100``.
 
     The modes, rewards, slot semantics and the SAME_STEP autoreset are described in the module
@@ -464,14 +467,15 @@ class TaflVectorEnv(VectorEnv):
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP if AutoresetMode else "SameStep",
-                "render_modes": ["ansi"]}
+                "render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, variant: str | RuleSet = "historical_tablut", num_envs: int = 2, opponent=None,
                  learner_side: str = "attacker", self_play: bool | None = None,
-                 render_mode: str | None = None, **options):
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+                 render_mode: str | None = None, square_px: int = 32, **options):
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         self._core = BatchCore(variant, num_envs, opponent, learner_side, self_play, **options)
+        self.square_px = int(square_px)
         self.variant = self._core.rules.name
         self.num_envs = self._core.num_envs
         self.render_mode = render_mode
@@ -547,9 +551,15 @@ class TaflVectorEnv(VectorEnv):
         return self._core.mask
 
     def render(self):
-        if self.render_mode != "ansi" or self._core.state is None:
+        core = self._core
+        if self.render_mode is None or core.state is None:
             return None
-        return tuple(self._core.render_text(g) for g in range(self._core.num_games))
+        if self.render_mode == "ansi":
+            return tuple(core.render_text(g) for g in range(core.num_games))
+        from .render import render_rgb
+
+        frames = [render_rgb(core.engine, core.state, g, self.square_px) for g in range(core.num_games)]
+        return tuple(frames[g] for g in core._games.repeat(2)) if core.self_play else tuple(frames)
 
     def close_extras(self, **kwargs: Any) -> None:
         self._core.state = None

@@ -380,3 +380,55 @@ def test_reset_options_must_be_a_dict():
         with pytest.raises(InvalidOptionError, match="must be a dict"):
             env.reset(options=[1, 2])
         env.reset(options={})
+
+
+# --- rgb_array rendering --------------------------------------------------------------------------
+
+def test_single_env_renders_rgb_array():
+    from tafl_env.single import TaflSingleEnv
+
+    env = TaflSingleEnv("legacy_ard_ri", render_mode="rgb_array", square_px=16)
+    assert env.render() is None                                     # nothing to draw before reset
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.shape == (7 * 16, 7 * 16, 3) and frame.dtype == np.uint8
+    with pytest.raises(ValueError, match="render_mode"):
+        TaflSingleEnv(TABLUT, render_mode="human")
+
+
+@pytest.mark.parametrize("opponent", [None, "random"])
+def test_vector_env_renders_one_frame_per_env(opponent):
+    from tafl_env.vector import TaflVectorEnv
+
+    env = TaflVectorEnv(TABLUT, 4, opponent=opponent, render_mode="rgb_array")
+    env.reset(seed=0)
+    frames = env.render()
+    assert isinstance(frames, tuple) and len(frames) == env.num_envs
+    assert all(f.shape == (9 * 32, 9 * 32, 3) and f.dtype == np.uint8 for f in frames)
+    assert env.metadata["render_fps"] > 0
+
+
+def test_record_video_of_the_single_and_vector_envs(tmp_path):
+    pytest.importorskip("moviepy")
+    from gymnasium.wrappers import RecordVideo
+    from gymnasium.wrappers.vector import RecordVideo as RecordVectorVideo
+
+    from tafl_env.single import TaflSingleEnv
+    from tafl_env.vector import TaflVectorEnv
+
+    env = RecordVideo(TaflSingleEnv("legacy_ard_ri", render_mode="rgb_array", max_turns=6),
+                      str(tmp_path / "single"), episode_trigger=lambda i: True)
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    done = False
+    while not done:
+        _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+        done = term or trunc
+    env.close()
+    venv = RecordVectorVideo(TaflVectorEnv("legacy_ard_ri", 2, render_mode="rgb_array", max_turns=4),
+                             str(tmp_path / "vector"), episode_trigger=lambda i: True)
+    _, infos = venv.reset(seed=0)
+    for _ in range(5):
+        _, _, _, _, infos = venv.step(_pick(infos["action_mask"], rng))
+    venv.close()
+    assert list((tmp_path / "single").glob("*.mp4")) and list((tmp_path / "vector").glob("*.mp4"))
