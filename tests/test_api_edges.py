@@ -326,7 +326,7 @@ def test_a_non_integer_from_an_acting_slot_is_named_and_changes_nothing():
     assert env.state.turn.tolist() == [1, 1]
 
 
-@pytest.mark.parametrize("side", ["defender", "alternate"])
+@pytest.mark.parametrize("side", ["attacker", "alternate"])   # Ard Ri: the defenders open
 def test_vector_env_with_max_turns_1_and_the_learner_second_truncates(side):
     from tafl_env.vector import TaflVectorEnv
 
