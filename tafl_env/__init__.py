@@ -2,15 +2,16 @@
 
 from .errors import (IllegalMoveError, InvalidMoveError, InvalidOptionError, InvalidPositionError,
                      TaflError, UnknownVariantError)
-from .game import Game, Move, Outcome
+from .game import Game, Move
+from .outcome import Outcome, Termination
 from .rules import EXTRA_VARIANTS, VARIANTS, RuleSet, make_rules
 
 __version__ = "0.1.0"
 
 __all__ = ["VARIANTS", "EXTRA_VARIANTS", "RuleSet", "make_rules", "Game", "Move", "Outcome",
-           "TaflError", "UnknownVariantError", "InvalidOptionError", "InvalidPositionError",
-           "InvalidMoveError", "IllegalMoveError", "env", "raw_env", "TaflEnv", "TaflVectorEnv",
-           "TaflSingleEnv", "EngineOpponent", "register_envs", "ENV_IDS"]
+           "Termination", "TaflError", "UnknownVariantError", "InvalidOptionError",
+           "InvalidPositionError", "InvalidMoveError", "IllegalMoveError", "env", "raw_env", "TaflEnv",
+           "TaflVectorEnv", "TaflSingleEnv", "EngineOpponent", "register_envs", "ENV_IDS"]
 
 # The environment front ends load on first use, so that `import tafl_env` (and the rule commands
 # of the `tafl` CLI) stay numpy-only and start fast.

@@ -27,7 +27,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
-from .errors import IllegalMoveError
+from .errors import IllegalMoveError, InvalidOptionError, TaflError
 from .game import Game, engine_for
 from .observation import observation_shape, observe
 from .render import HumanRenderer, render_ansi, render_rgb
@@ -100,7 +100,8 @@ class TaflEnv(AECEnv):
     | 13 | turns played / move cap, everywhere (0 without a cap) |
 
     ``action_mask`` marks exactly the legal actions of the agent to move (all zeros for the other
-    agent and once the game is over).
+    agent and once the game is over). ``state()``, in ``state_space`` (the same Box), is the
+    observation of the attackers: with planes 9-13 it holds the whole game.
 
     ## Action space
 
@@ -128,7 +129,8 @@ class TaflEnv(AECEnv):
     per variant; ``None`` for none) is reached, ``truncations`` is set for both, reward 0. At the end
     ``infos`` hold ``{"turn", "reason", "result"}`` (reason: ``king_captured``, ``escaped``,
     ``encircled``, ``no_moves``, ``repetition`` or ``truncated``; result: ``attacker``,
-    ``defender`` or ``draw``); while the game runs, ``{"turn"}`` (completed turns; a whole berserk
+    ``defender`` or ``draw``; ``env.unwrapped.game.outcome()`` gives them as a
+    :class:`tafl_env.Outcome`); while the game runs, ``{"turn"}`` (completed turns; a whole berserk
     chain is one turn).
 
     ## Arguments
@@ -181,6 +183,7 @@ class TaflEnv(AECEnv):
             })
             for a in self.possible_agents
         }
+        self.state_space = spaces.Box(0.0, 1.0, observation_shape(self.engine), dtype=np.float32)
         self._perspective = {a: np.array([i], dtype=np.intp) for i, a in enumerate(AGENTS)}
         self.engine_state = None
         self.played: list[int] = []
@@ -212,8 +215,14 @@ class TaflEnv(AECEnv):
         return self.game.describe(int(action)).notation
 
     def state(self) -> np.ndarray:
-        """The board from the attackers' point of view (the observation of ``"attacker"``)."""
+        """The whole game as one array in ``state_space`` (the observation of ``"attacker"``: the
+        board, the side to move, a pending chain, repetition and move-cap progress)."""
+        self._require_reset("state")
         return observe(self.engine, self.engine_state, self._perspective["attacker"])[0]
+
+    def _require_reset(self, what: str) -> None:
+        if self.engine_state is None:
+            raise RuntimeError(f"call reset() before {what}()")
 
     # --- AEC API ---------------------------------------------------------------------------------
 
@@ -223,6 +232,9 @@ class TaflEnv(AECEnv):
         The game has no randomness, so ``seed`` changes nothing.
         """
         position, to_move = self._start
+        if options is not None and not isinstance(options, dict):
+            raise InvalidOptionError(f"reset options must be a dict (keys 'position', 'to_move') or None, "
+                                     f"got {type(options).__name__} {options!r}")
         if options:
             position = options.get("position", position)
             to_move = options.get("to_move", to_move)
@@ -242,6 +254,9 @@ class TaflEnv(AECEnv):
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        if agent not in self._perspective:
+            raise TaflError(f"unknown agent {agent!r}: the agents are 'attacker' and 'defender'")
+        self._require_reset("observe")
         st = self.engine_state
         obs = observe(self.engine, st, self._perspective[agent])[0]
         if agent == self.agent_selection:
@@ -251,6 +266,7 @@ class TaflEnv(AECEnv):
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action) -> None:
+        self._require_reset("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -275,6 +291,8 @@ class TaflEnv(AECEnv):
 
     def _as_action(self, action, agent: str) -> int:
         try:
+            if isinstance(action, (bool, np.bool_)):
+                raise TypeError   # an int to Python, but no action: Game.push(True) is an error too
             a = operator.index(action)
         except TypeError:
             raise IllegalMoveError(f"{agent} must play an action id (an int), got {action!r}") from None
@@ -339,10 +357,22 @@ class TaflEnv(AECEnv):
 raw_env = TaflEnv
 
 
+class ActionIdWrapper(wrappers.BaseWrapper):
+    """Rejects what is not an action id (``True``, ``1.0``) with the raw env's error, before
+    ``TerminateIllegalWrapper`` indexes the action mask with it (``mask[True]`` is an array)."""
+
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if action is not None and not (self.terminations[agent] or self.truncations[agent]):
+            self.env.unwrapped._as_action(action, agent)
+        super().step(action)
+
+
 def env(variant: str | RuleSet, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
     """The environment wrapped as PettingZoo's classic games are (an illegal action ends the game, -1)."""
     e = TaflEnv(variant, render_mode=render_mode, **kwargs)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = ActionIdWrapper(e)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
 
 import numpy as np
 
@@ -34,7 +33,8 @@ from .engine.tables import SIDE_OF
 from .errors import IllegalMoveError, InvalidMoveError
 from .notation import (PASS, ParsedMove, board_diagram, format_move, format_position, parse_move,
                        square_name)
-from .rules import SIDES, RuleSet, make_rules
+from .outcome import Outcome
+from .rules import SIDES, RuleSet, make_rules, side_index
 
 
 @lru_cache(maxsize=64)
@@ -63,13 +63,6 @@ class Move:
         return self.notation
 
 
-class Outcome(NamedTuple):
-    """How a game ended: ``result`` is ``'attacker'``, ``'defender'`` or ``'draw'``."""
-
-    result: str
-    reason: str
-
-
 class Game:
     """A single Tafl game with legal moves, notation, results and copies.
 
@@ -84,8 +77,12 @@ class Game:
                  to_move: str | None = None, **options):
         self.rules = make_rules(variant, **options)
         self.engine = engine_for(self.rules)
+        if to_move is not None:
+            side_index(to_move)  # a side name, 0 or 1 (not 1.0, not True): an error naming it
         self.state: State = self.engine.initial_state(1, position, to_move)
         self.moves: list[Move] = []
+        self._base: State | None = None
+        self._base_len = 0
 
     @classmethod
     def from_state(cls, rules: RuleSet, state: State, moves: list[Move] | None = None) -> "Game":
@@ -97,6 +94,7 @@ class Game:
         game.engine = engine_for(rules)
         game.state = state.copy()
         game.moves = list(moves or [])
+        game._base, game._base_len = None, 0
         return game
 
     # --- reading the state -------------------------------------------------------------------
@@ -142,8 +140,9 @@ class Game:
         return int(self.state.reason[0]) != RUNNING
 
     def outcome(self) -> Outcome | None:
-        """``Outcome(result, reason)`` once the game is over, else ``None``."""
-        return Outcome(self.result, self.reason) if self.is_over() else None
+        """:class:`~tafl_env.outcome.Outcome` ``(termination, winner)`` once the game is over, else
+        ``None`` (it also compares equal to the pair ``(result, reason)``)."""
+        return Outcome.from_codes(int(self.state.winner[0]), int(self.state.reason[0]))
 
     def action_mask(self) -> np.ndarray:
         """int8 0/1 over all actions (DESIGN.md encoding)."""
@@ -163,6 +162,13 @@ class Game:
 
     def describe(self, action: int) -> Move:
         """The :class:`Move` that ``action`` would be now (checked for legality, not applied)."""
+        if isinstance(action, Move):
+            action = action.action
+        if isinstance(action, str):
+            raise InvalidMoveError(f"describe() takes an action id, not the move string {action!r}: "
+                                   "push() plays a move string, legal_moves() lists the moves")
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            raise InvalidMoveError(f"cannot describe {action!r}: expected an action id (an int)")
         child = self.state.copy()
         info = self._step(child, int(action))
         return self._describe(int(action), info, 0)
@@ -202,10 +208,9 @@ class Game:
         if isinstance(move, str):
             return self.push_notation(move)
         if isinstance(move, (int, np.integer)) and not isinstance(move, bool):
-            state = self.state.copy()
-            info = self._step(state, int(move))
+            self._keep_base()
+            info = self._step(self.state, int(move))  # in place: the engine checks before changing
             played = self._describe(int(move), info, 0)
-            self.state = state
             self.moves.append(played)
             return played
         raise InvalidMoveError(f"cannot play {move!r}: expected an action id, a move string or a Move")
@@ -217,10 +222,12 @@ class Game:
             parsed = parse_move(text, self.n)
         except InvalidMoveError as exc:
             raise InvalidMoveError(f"{exc} (in {self.variant}, {self.n}x{self.n})") from None
-        state = self.state.copy()
+        state = self.state
         played: list[Move] = []
 
         def fail(why: str) -> IllegalMoveError:
+            if played:          # a move (or the implied pass) was applied: rebuild the state before it
+                self.state = self._replay(len(self.moves))
             return IllegalMoveError(f"illegal move {text!r} in {self.variant}: {why}")
 
         if state.reason[0] != RUNNING:
@@ -240,14 +247,17 @@ class Game:
             piece_side = SIDE_OF[state.board[0, parsed.origin]]
             if chain >= 0 and piece_side == 1 - state.to_move[0]:
                 # An opponent's move during a pending chain implies the pass (RULES §6.7).
-                info = eng.step(state, np.array([eng.pass_action]))
+                self._keep_base()
+                eng.step(state, np.array([eng.pass_action]))
                 played.append(Move(eng.pass_action, PASS))
                 if state.reason[0] != RUNNING:
                     raise fail(f"the implied pass ended the game ({REASON_NAMES[int(state.reason[0])]})")
         if not eng.check_legal(state, np.array([action]))[0]:
             raise fail(eng.explain_illegal(state, 0, action))
+        self._keep_base()
         info = eng.step(state, np.array([action]))
         move = self._describe(action, info, 0)
+        played.append(move)
         if parsed != PASS:
             if parsed.jump and not move.jump:
                 raise fail("it is written as a jump ('^') but is a slide")
@@ -256,10 +266,35 @@ class Game:
             if parsed.captures is not None and parsed.captures != frozenset(move.captures):
                 names = lambda sqs: "/".join(sorted(square_name(s, self.n) for s in sqs)) or "nothing"
                 raise fail(f"it captures {names(move.captures)}, not {names(parsed.captures)}")
-        played.append(move)
-        self.state = state
         self.moves.extend(played)
         return move
+
+    def pop(self) -> Move:
+        """Take back the last move (a pass included) and return it.
+
+        Only moves played on this ``Game`` object can be taken back (not those it was created with
+        by :meth:`from_state` or :meth:`copy`); the position is rebuilt by replaying the others.
+        """
+        if self._base is None or len(self.moves) <= self._base_len:
+            raise IllegalMoveError("no move to take back" + (
+                f": the {len(self.moves)} earlier moves came with the position" if self.moves else ""))
+        self.state = self._replay(len(self.moves) - 1)
+        return self.moves.pop()
+
+    # Pushing steps ``self.state`` in place, so that a move costs no copy of the game (whose turn
+    # history grows with its length). What a failed push or a pop must undo is rebuilt from
+    # ``_base``, the state before ``moves[_base_len:]``, copied once before the first change.
+
+    def _keep_base(self) -> None:
+        if self._base is None:
+            self._base, self._base_len = self.state.copy(), len(self.moves)
+
+    def _replay(self, upto: int) -> State:
+        """A new state: ``_base`` with ``moves[_base_len:upto]`` played again."""
+        state = self._base.copy()
+        for m in self.moves[self._base_len:upto]:
+            self.engine.step(state, np.array([m.action]))
+        return state
 
     def copy(self) -> "Game":
         return Game.from_state(self.rules, self.state, self.moves)

@@ -40,7 +40,9 @@ def square_name(square: int, n: int) -> str:
     return f"{FILES[square % n]}{square // n + 1}"
 
 
-_SQUARE_RE = re.compile(r"([a-z])(\d{1,2})")
+# ASCII digits only: in a Python regex \d also matches other scripts' digits (fullwidth "２"),
+# which int() would then read as if they were ASCII.
+_SQUARE_RE = re.compile(r"([a-z])([0-9]{1,2})")
 
 
 def parse_square(text: str, n: int) -> int:
@@ -77,8 +79,8 @@ def parse_position(text: str, n: int) -> np.ndarray:
     board = np.zeros(n * n, dtype=np.int8)
     for r, record in enumerate(records):
         col = 0
-        for tok in re.findall(r"\d+|.", record):
-            if tok.isdigit():
+        for tok in re.findall(r"[0-9]+|.", record):
+            if tok[0] in "0123456789":
                 if tok.startswith("0"):
                     raise InvalidPositionError(f"malformed rank {r + 1} record {record!r}: empty run {tok!r}")
                 col += int(tok)
@@ -148,13 +150,13 @@ class ParsedMove:
 
 
 _MOVE_RE = re.compile(
-    r"(?P<p1>[tTcCnNkK])?(?P<origin>[a-z]\d{1,2})"
+    r"(?P<p1>[tTcCnNkK])?(?P<origin>[a-z][0-9]{1,2})"
     r"(?P<sep>\^=|-=|=|\^|-)"
-    r"(?P<p2>[tTcCnNkK])?(?P<target>[a-z]\d{1,2})"
-    r"(?:x(?P<caps>[tTcCnNkK]?[a-z]\d{1,2}(?:/[tTcCnNkK]?[a-z]\d{1,2})*)?)?"
+    r"(?P<p2>[tTcCnNkK])?(?P<target>[a-z][0-9]{1,2})"
+    r"(?:x(?P<caps>[tTcCnNkK]?[a-z][0-9]{1,2}(?:/[tTcCnNkK]?[a-z][0-9]{1,2})*)?)?"
     r"(?P<trail>\+\+|\+|--|-)?"
 )
-_CAPTURE_RE = re.compile(r"(?:[tTcCnNkK](?=[a-z]))?([a-z]\d{1,2})")
+_CAPTURE_RE = re.compile(r"(?:[tTcCnNkK](?=[a-z]))?([a-z][0-9]{1,2})")
 
 
 def parse_move(text: str, n: int) -> ParsedMove | str:

@@ -46,7 +46,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidOptionError, UnknownVariantError
+import numpy as np
+
+from .errors import InvalidOptionError, InvalidPositionError, UnknownVariantError
+from .notation import EMPTY, KING, parse_position, square_name
 
 ATTACKER = 0
 DEFENDER = 1
@@ -63,7 +66,8 @@ def side_index(side: str | int) -> int:
         if side in SIDES:
             return SIDES.index(side)
         raise InvalidOptionError(f"unknown side {side!r}: expected 'attacker' or 'defender'")
-    if side in (0, 1) and not isinstance(side, bool):
+    # Only true integers: ``1.0 in (0, 1)`` holds, and a bool is an int, but neither names a side.
+    if isinstance(side, (int, np.integer)) and not isinstance(side, (bool, np.bool_)) and side in (0, 1):
         return int(side)
     raise InvalidOptionError(f"unknown side {side!r}: expected 'attacker' or 'defender'")
 
@@ -128,6 +132,32 @@ class RuleSet:
         if self.berserk and not self.jumps:
             # Not a rule conflict as such, but berserk chains are only defined for RULES §5.
             pass
+        self._check_layout()
+
+    def _check_layout(self) -> None:
+        """The start layout must be a position of this board (RULES §1) that the rules allow
+        (§6.6: at most one king, only the king on the throne or a restricted corner), so that a bad
+        ``layout`` option is an error of :func:`make_rules`, not of the first game built from it."""
+        n = self.board_size
+        try:
+            cells = parse_position(self.layout, n)
+        except InvalidPositionError as exc:
+            raise InvalidOptionError(
+                f"option layout={self.layout!r} is not a position of a {n}x{n} board: {exc}") from None
+        kings = np.flatnonzero(cells == KING)
+        if len(kings) > 1:
+            raise InvalidOptionError(
+                f"option layout={self.layout!r} has {len(kings)} kings "
+                f"({', '.join(square_name(int(k), n) for k in kings)}); at most one is allowed")
+        s = n * n
+        restricted = {(n // 2) * n + n // 2}                 # the throne
+        if self.restricted_corners:
+            restricted |= {0, n - 1, s - n, s - 1}
+        for sq in sorted(restricted):
+            if cells[sq] not in (EMPTY, KING):
+                raise InvalidOptionError(
+                    f"option layout={self.layout!r} has a non-king piece on the restricted square "
+                    f"{square_name(sq, n)}")
 
     @property
     def num_squares(self) -> int:

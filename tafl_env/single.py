@@ -17,7 +17,10 @@ Reward               +1 win, −1 loss, 0 draw, 0 on truncation (the variant's m
 ===================  ===========================================================================
 
 The opponent's replies (a whole berserk chain included) are played inside ``step`` and inside
-``reset`` when the opponent moves first, so every observation has the learner to move.
+``reset`` when the opponent moves first, so every observation has the learner to move, except one:
+when the opponent's opening already reaches the move cap (``max_turns=1``, the learner moving
+second), the mask allows only the pass action, as a placeholder whose value is ignored, and the next
+step ends the episode as truncated.
 
 **Illegal actions.** An action that is not legal (not in the mask) ends the episode as a loss for
 the learner: reward −1, ``terminated=True``, ``info["illegal_action"] = True``, the board unchanged
@@ -46,6 +49,7 @@ import gymnasium
 import numpy as np
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
+from .errors import InvalidOptionError
 from .rules import SIDES, RuleSet
 from .vector import BatchCore, _spaces
 
@@ -60,22 +64,26 @@ class TaflSingleEnv(gymnasium.Env):
         opponent: ``"random"``, a callable ``opponent(obs, mask) -> actions`` or an object with
             ``.act(obs, mask)``.
         learner_side: ``"attacker"``, ``"defender"`` or ``"alternate"``.
-        render_mode: ``None`` or ``"ansi"``.
+        render_mode: ``None``, ``"ansi"`` or ``"rgb_array"`` (an ``(H, W, 3)`` uint8 image, e.g.
+            for ``gymnasium.wrappers.RecordVideo``).
+        square_px: the size of a square in ``rgb_array`` images.
         **options: rule options (``tafl_env.make_rules``).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, variant: str | RuleSet = "historical_tablut", opponent="random",
-                 learner_side: str = "attacker", render_mode: str | None = None, **options):
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+                 learner_side: str = "attacker", render_mode: str | None = None, square_px: int = 32,
+                 **options):
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         if opponent is None:
             raise ValueError("the single-agent env needs an opponent ('random', a callable or an agent)")
         self._core = BatchCore(variant, 1, opponent, learner_side, self_play=False, autoreset=False,
                                **options)
         self.variant = self._core.rules.name
         self.render_mode = render_mode
+        self.square_px = int(square_px)
         self.observation_space, self.action_space = _spaces(self._core)
         self.num_actions = self._core.num_actions
         self._over = True
@@ -95,6 +103,9 @@ class TaflSingleEnv(gymnasium.Env):
         return SIDES[int(self._core.side[0])]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if options is not None and not isinstance(options, dict):
+            raise InvalidOptionError(f"reset options must be a dict or None, got "
+                                     f"{type(options).__name__} {options!r}")
         super().reset(seed=seed)
         core = self._core
         core.rng = self.np_random
@@ -112,7 +123,9 @@ class TaflSingleEnv(gymnasium.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         core = self._core
         a = np.asarray(action).reshape(1)
-        if not (np.issubdtype(a.dtype, np.integer) and core.engine.check_legal(core.state, a)[0]):
+        if core.state.done[0]:    # the opponent's opening reached the move cap: the action is ignored
+            a = np.array([core.pass_action])
+        elif not (np.issubdtype(a.dtype, np.integer) and core.engine.check_legal(core.state, a)[0]):
             self._over = True
             obs = core._observe()
             info = {"action_mask": np.zeros(core.num_actions, dtype=np.int8), "illegal_action": True,
@@ -124,6 +137,7 @@ class TaflSingleEnv(gymnasium.Env):
         terminated, truncated = bool(out["terminated"][0]), bool(out["truncated"][0])
         if terminated or truncated:
             self._over = True
+            info["action_mask"][:] = 0        # no move is left (not even the placeholder pass)
             st = core.state
             info.update(winner=RESULT_NAMES[int(st.winner[0])], reason=REASON_NAMES[int(st.reason[0])],
                         turns=int(st.turn[0]))
@@ -139,8 +153,14 @@ class TaflSingleEnv(gymnasium.Env):
         return self._core.mask[0].copy()
 
     def render(self):
-        if self.render_mode == "ansi" and self._core.state is not None:
+        if self._core.state is None:
+            return None
+        if self.render_mode == "ansi":
             return self._core.render_text(0)
+        if self.render_mode == "rgb_array":
+            from .render import render_rgb
+
+            return render_rgb(self.engine, self._core.state, 0, self.square_px)
         return None
 
     def close(self):

@@ -46,7 +46,10 @@ Illegal actions (a moving slot's or the learner's action not in its mask) raise
 :class:`~tafl_env.errors.IllegalMoveError` and change nothing; use the masks.
 
 Truncation: at the variant's move cap (``max_turns``, a rule option) the engine ends a game with
-reason ``'truncated'``: ``truncated=True, terminated=False``, reward 0.
+reason ``'truncated'``: ``truncated=True, terminated=False``, reward 0. When the opponent's opening
+already reaches the cap (``max_turns=1`` with the learner moving second), the learner cannot move
+in that episode: its mask allows only the pass action, as a placeholder whose value is ignored,
+and the next step ends the episode as truncated.
 
 Spaces: ``single_observation_space = Box(0, 1, (N, N, 14), float32)`` (planes:
 :mod:`tafl_env.observation`), ``single_action_space = Discrete(A)``, ``A = N*N*4*(N-1) + 1``; the
@@ -71,7 +74,7 @@ import numpy as np
 
 from .engine import Engine, State
 from .engine.state import RUNNING, TRUNCATED
-from .errors import IllegalMoveError
+from .errors import IllegalMoveError, InvalidOptionError
 from .game import engine_for
 from .observation import NUM_PLANES, observer_for
 from .rules import SIDES, RuleSet, make_rules, side_index
@@ -262,7 +265,7 @@ class BatchCore:
             side = self.side[games]
             self._play_opponent(fresh, side)
             for _ in range(100):   # an opening that ends the game at once: start those again
-                over = np.flatnonzero(fresh.done)
+                over = np.flatnonzero(fresh.done & (fresh.reason != TRUNCATED))  # (not the cap's)
                 if not len(over):
                     break
                 again = self._fresh(len(over))
@@ -285,7 +288,11 @@ class BatchCore:
     def _masks(self) -> np.ndarray:
         eng = self.engine
         if not self.self_play:
-            return eng.legal_action_mask(self.state)
+            mask = eng.legal_action_mask(self.state)
+            over = self.state.reason != RUNNING    # an opening cut by the move cap: pass, ignored
+            if over.any():
+                mask[over, eng.pass_action] = 1
+            return mask
         # Slot 2g+side of game g: the mover's slot gets the game's mask, the other slot only the
         # pass action (its placeholder move), both written straight into the returned buffer.
         g = len(self.state)
@@ -317,7 +324,7 @@ class BatchCore:
             self.state = self._fresh(self.num_games)
             if not self.self_play:
                 self._play_opponent(self.state, self.side)
-                self._reset_games(np.flatnonzero(self.state.done))
+                self._reset_games(np.flatnonzero(self.state.done & (self.state.reason != TRUNCATED)))
         else:
             self._reset_games(np.asarray(games, dtype=np.intp))
         self.mask = self._masks()
@@ -331,17 +338,14 @@ class BatchCore:
             raise RuntimeError("call reset() before step()")
         st, eng = self.state, self.engine
         a = np.asarray(actions)
-        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
-            if a.shape == (self.num_envs,) and np.issubdtype(a.dtype, np.floating) \
-                    and np.array_equal(a, np.round(a)):
-                a = a.astype(np.intp)
-            else:
-                raise IllegalMoveError(f"actions must be {self.num_envs} integers (one per env), got "
-                                       f"shape {a.shape} of {a.dtype}")
+        if a.shape != (self.num_envs,):
+            raise IllegalMoveError(f"actions must be {self.num_envs} integers (one per env), got "
+                                   f"shape {a.shape} of {a.dtype}")
         if self.self_play:
             moving = a.reshape(self.num_games, 2)[self._games, st.to_move.astype(np.intp)]
         else:
             moving = a
+        moving = self._action_ids(moving)
         self._rep = None
         try:
             eng.step(st, moving)
@@ -385,6 +389,28 @@ class BatchCore:
         self._rep = None
         return out
 
+    def _action_ids(self, moving: np.ndarray) -> np.ndarray:
+        """The actions of the games' movers as integers. Only those are read: what a waiting slot
+        or a finished game sends (NaN, None) is ignored, as documented, and replaced by the pass."""
+        running = self.state.reason == RUNNING
+        if moving.dtype.kind in "iu" and running.all():
+            return moving
+        acts = np.full(len(moving), self.pass_action, dtype=np.intp)
+        given = moving[running]
+        if given.dtype == object:
+            given = np.array(given.tolist())
+        if given.dtype.kind == "f":
+            whole = np.isfinite(given) & (given == np.round(given))
+        else:
+            whole = np.full(len(given), given.dtype.kind in "iu" and given.ndim == 1)
+        if not whole.all():
+            games = np.flatnonzero(running)[~whole]
+            envs = 2 * games + self.state.to_move[games] if self.self_play else games
+            raise IllegalMoveError(f"actions must be integers: env(s) {envs[:5].tolist()} sent "
+                                   f"{moving[games[:5]].tolist()}")
+        acts[running] = given
+        return acts
+
     def render_text(self, game: int = 0) -> str:
         from .notation import board_diagram
 
@@ -425,7 +451,10 @@ class TaflVectorEnv(VectorEnv):
             a callable ``opponent(obs, mask) -> actions`` or an object with ``.act(obs, mask)``.
         learner_side: ``"attacker"``, ``"defender"`` or ``"alternate"`` (fixed-opponent mode).
         self_play: both sides played by the learner (default: ``opponent is None``).
-        render_mode: ``None`` or ``"ansi"`` (a text board of each game).
+        render_mode: ``None``, ``"ansi"`` (a text board of each game) or ``"rgb_array"`` (an
+            ``(H, W, 3)`` uint8 image per environment, as ``gymnasium.wrappers.vector.RecordVideo``
+            expects; the two slots of a self-play game show the same board).
+        square_px: the size of a square in ``rgb_array`` images.
         **options: rule options (``tafl_env.make_rules``), e.g. ``max_turns=100``.
 
     The modes, rewards, slot semantics and the SAME_STEP autoreset are described in the module
@@ -438,14 +467,15 @@ class TaflVectorEnv(VectorEnv):
     """
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP if AutoresetMode else "SameStep",
-                "render_modes": ["ansi"]}
+                "render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, variant: str | RuleSet = "historical_tablut", num_envs: int = 2, opponent=None,
                  learner_side: str = "attacker", self_play: bool | None = None,
-                 render_mode: str | None = None, **options):
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+                 render_mode: str | None = None, square_px: int = 32, **options):
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
         self._core = BatchCore(variant, num_envs, opponent, learner_side, self_play, **options)
+        self.square_px = int(square_px)
         self.variant = self._core.rules.name
         self.num_envs = self._core.num_envs
         self.render_mode = render_mode
@@ -479,6 +509,9 @@ class TaflVectorEnv(VectorEnv):
             self._np_random_seed = seed if isinstance(seed, int) else -1
         self._core.rng = self.np_random
         games = None
+        if options is not None and not isinstance(options, dict):
+            raise InvalidOptionError(f"reset options must be a dict (key 'reset_mask') or None, "
+                                     f"got {type(options).__name__} {options!r}")
         if options and options.get("reset_mask") is not None and self._core.state is not None:
             m = np.asarray(options["reset_mask"], dtype=bool)
             if m.shape != (self.num_envs,):
@@ -518,9 +551,15 @@ class TaflVectorEnv(VectorEnv):
         return self._core.mask
 
     def render(self):
-        if self.render_mode != "ansi" or self._core.state is None:
+        core = self._core
+        if self.render_mode is None or core.state is None:
             return None
-        return tuple(self._core.render_text(g) for g in range(self._core.num_games))
+        if self.render_mode == "ansi":
+            return tuple(core.render_text(g) for g in range(core.num_games))
+        from .render import render_rgb
+
+        frames = [render_rgb(core.engine, core.state, g, self.square_px) for g in range(core.num_games)]
+        return tuple(frames[g] for g in core._games.repeat(2)) if core.self_play else tuple(frames)
 
     def close_extras(self, **kwargs: Any) -> None:
         self._core.state = None
