@@ -1,0 +1,176 @@
+"""The compiled engine's own guarantees: any engine instance steps any state, memory follows what
+games use, threads and fork are safe, and whole rollouts run inside one kernel call."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tafl_env
+from tafl_env.engine import Engine
+from tafl_env.engine.core import INITIAL_HISTORY
+from tafl_env.errors import InvalidOptionError
+from tafl_env.game import Game
+from tafl_env.notation import parse_square
+from tafl_env.rules import VARIANTS, make_rules
+
+JUMPERS = "/11/cT7Tc/11/cT9/11/cT3K5/11/cT9/11/cT9/11/"
+
+
+def _action(env, move: str) -> int:
+    origin, target = (parse_square(sq, 11) for sq in move.split("-"))
+    return env.unwrapped.engine.encode(origin, target)
+
+
+def _pickled_env_after_a4_a3() -> bytes:
+    env = tafl_env.raw_env("legacy_berserk", position=JUMPERS, to_move="attacker")
+    env.reset(seed=0)
+    env.step(_action(env, "a4-a3"))
+    return pickle.dumps(env)
+
+
+def test_a_pickled_game_keeps_its_jumps_in_a_fresh_process():
+    """More jumping pieces than the start layout has: a fresh process (a new Engine) must still
+    generate every jump (a8^c8 and a10^c10 went missing when jump slots were sized per instance)."""
+    blob = _pickled_env_after_a4_a3()
+    code = (
+        "import pickle, sys\n"
+        "env = pickle.loads(sys.stdin.buffer.read())\n"
+        "from tafl_env.notation import parse_square\n"
+        "eng = env.unwrapped.engine\n"
+        "env.step(eng.encode(parse_square('f6', 11), parse_square('f7', 11)))\n"
+        "print(sorted(str(m) for m in env.unwrapped.game.legal_moves()))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    moves = eval(proc.stdout.decode().strip().splitlines()[-1])
+    assert len(moves) == 31
+    assert "a8^c8" in moves and "a10^c10" in moves
+
+
+def test_any_engine_instance_steps_any_state():
+    first = Engine(make_rules("legacy_berserk"))
+    other = Engine(make_rules("legacy_berserk"))
+    state = first.initial_state(1, JUMPERS, "attacker")
+    assert np.array_equal(first.legal_action_mask(state), other.legal_action_mask(state))
+    a = int(np.flatnonzero(other.legal_action_mask(state)[0])[0])
+    twin = state.copy()
+    first.step(state, [a])
+    other.step(twin, [a])
+    for name in ("board", "moves", "key", "pieces"):
+        assert np.array_equal(getattr(state, name), getattr(twin, name))
+
+
+@pytest.mark.parametrize("max_turns", [10**6, 10**12, None])
+def test_memory_follows_what_games_use_not_the_cap(max_turns):
+    eng = Engine(make_rules("historical_tablut", max_turns=max_turns))
+    state = eng.initial_state(1024)
+    assert state.history.shape[1] == INITIAL_HISTORY
+    # 4 KiB a game whatever the cap (preallocating the cap took 3.9 GB at 10**6)
+    assert state.history.nbytes + state.seen_keys.nbytes + state.seen_counts.nbytes <= 4 * 2**20
+
+
+def test_history_grows_as_a_game_gets_longer_and_stays_consistent():
+    eng = Engine(make_rules("historical_tablut", max_turns=None, repetition="ignore"))
+    state = eng.initial_state(4)
+    played = eng.play_random(state, np.random.default_rng(1), max_steps=300)
+    assert (state.turn <= played).all()
+    assert state.history.shape[1] >= int(state.turn.max()) + 1
+    assert eng.audit(state) == []
+
+
+def test_play_random_plays_games_to_their_end():
+    """The in-kernel rollout ends every game (here by the move cap at the latest) and leaves a
+    state that agrees with a recomputation from the boards."""
+    eng = Engine(make_rules("legacy_berserk", max_turns=80))
+    state = eng.initial_state(16)
+    eng.play_random(state, np.random.default_rng(3))
+    assert (state.reason != 0).all()
+    assert eng.audit(state) == []
+
+
+def test_perft_refuses_what_cannot_finish_and_bounds_depth():
+    g = Game("historical_tablut")
+    with pytest.raises(InvalidOptionError, match="hours of work"):
+        g.engine.perft(g.state, 9)
+    with pytest.raises(InvalidOptionError, match="too deep"):
+        g.engine.perft(g.state, 1000)
+
+
+def test_cli_perft_refusal_is_one_line():
+    proc = subprocess.run([sys.executable, "-m", "tafl_env", "perft", "historical_tablut", "12"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def _run_batch(variant: str, threads: int, seed: int) -> np.ndarray:
+    eng = Engine(make_rules(variant), threads=threads)
+    state = eng.initial_state(256)
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))
+    return state.board.copy()
+
+
+@pytest.mark.parametrize("variant", ["historical_tablut", "legacy_berserk"])
+def test_threads_give_the_same_games_as_one_thread(variant):
+    assert np.array_equal(_run_batch(variant, 1, 5), _run_batch(variant, 2, 5))
+
+
+def test_two_python_threads_may_step_at_once():
+    results = {}
+
+    def work(i):
+        results[i] = _run_batch("historical_tablut", 2, i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(2):
+        assert np.array_equal(results[i], _run_batch("historical_tablut", 1, i))
+
+
+def _child(queue):
+    queue.put(_run_batch("historical_tablut", 2, 7).sum())
+
+
+def test_fork_after_a_parallel_kernel_ran():
+    expected = _run_batch("historical_tablut", 2, 7).sum()   # the parent ran parallel kernels
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(queue,))
+    proc.start()
+    proc.join(timeout=300)
+    assert proc.exitcode == 0
+    assert queue.get(timeout=5) == expected
+
+
+def test_threads_setting_from_argument_and_environment(monkeypatch):
+    rules = make_rules("legacy_ard_ri")
+    assert Engine(rules).threads == 1
+    monkeypatch.setenv("TAFL_THREADS", "2")
+    assert Engine(rules).threads == 2
+    monkeypatch.setenv("TAFL_THREADS", "two")
+    with pytest.raises(ValueError, match="TAFL_THREADS"):
+        Engine(rules)
+    with pytest.raises(ValueError, match="threads"):
+        Engine(rules, threads=0)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_actions_are_legal_and_cover_every_legal_action(variant):
+    eng = Engine(make_rules(variant))
+    state = eng.initial_state(1)
+    rng = np.random.default_rng(0)
+    legal = set(np.flatnonzero(eng.legal_action_mask(state)[0]).tolist())
+    drawn = {int(eng.random_actions(state, rng)[0]) for _ in range(40 * len(legal))}
+    assert drawn == legal
