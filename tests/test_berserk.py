@@ -10,7 +10,6 @@ Board facts used throughout: 11x11, throne f6, corners a1, k1, a11, k11.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,9 +21,10 @@ from tafl_env.notation import parse_square
 from tafl_env.perft import perft
 from tafl_env.rules import make_rules
 
+from conftest import CASES_DIR as CASES
+
 V = "legacy_berserk"
 N = 11
-CASES = Path("/work/shared/cases")
 DIRS = {"n": 0, "e": 1, "s": 2, "w": 3}
 
 
