@@ -12,6 +12,7 @@ import tafl_env
 from tafl_env.cli import main, parse_option_value, read_move_source
 
 from conftest import CASES_DIR
+from conftest import diagram_position as board  # ASCII board, rank N on top → position string
 
 GAMES = CASES_DIR / "games.jsonl"
 PERFT = CASES_DIR / "perft.json"
@@ -19,25 +20,6 @@ PERFT = CASES_DIR / "perft.json"
 TABLUT_START = "/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3ttt3/"
 SUMMARY_KEYS = {"position", "to_move", "result", "reason", "turns", "chain"}
 FORBIDDEN = ("torch", "gymnasium", "pettingzoo", "stable_baselines3")
-
-
-def board(picture: str) -> str:
-    """An ASCII board (rank N on top, one row per line, '.' empty) → position string (rank 1 first)."""
-    rows = [line.split() if " " in line.strip() else list(line.strip())
-            for line in picture.strip().splitlines()]
-    out = "/"
-    for row in reversed(rows):
-        run = 0
-        for cell in row:
-            if cell == ".":
-                run += 1
-                continue
-            if run:
-                out += str(run)
-                run = 0
-            out += cell
-        out += (str(run) if run else "") + "/"
-    return out
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
