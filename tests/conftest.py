@@ -14,7 +14,7 @@ A diagram draws the board rank N on top, one rank per line, the squares from fil
     ...
       a b c d e f g h i        ... and an optional line of file letters, which is ignored
 
-    3 .A.D                     ... or written together, as RULES.md draws its diagrams
+    3 .A.D                     ... or with the squares of a rank written together
 
 ``.`` is an empty square. Pieces are written with the position-string letters of RULES.md §1
 (``t`` attacker soldier, ``c`` commander, ``T`` defender soldier, ``N`` knight, ``K`` king) or the

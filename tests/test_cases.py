@@ -6,7 +6,8 @@
   variant in one batch, agree with ``Game`` after every move and with the record at the end;
 - every perft count of ``perft.json`` up to 2,000,000 (larger ones are marked ``slow``);
 - the suite needs nothing outside the repository: the cases are the copy in ``tests/data/cases``
-  (never skipped) and no test file names a path outside the checkout.
+  (never skipped), no test file names a path outside the checkout, and the rules and design
+  documents the code cites are at the repository root, with every cited section present.
 """
 
 from __future__ import annotations
@@ -284,3 +285,40 @@ def test_the_cases_run_in_a_lone_copy_of_the_tests(tmp_path):
     assert proc.returncode == 0, out
     assert "skipped" not in out and re.search(r"\b\d+ passed", out), out
 
+
+# --- the documents the code cites are in the repository ------------------------------------------
+
+def _cited_files():
+    for pattern in ("*.py", "*.md", "*.yaml", "*.toml", "*.ipynb"):
+        for path in REPO.rglob(pattern):
+            rel = path.relative_to(REPO)
+            if rel.parts[0] in (".git", ".venv", "results", "build", "dist") or rel.name == "RULES.md":
+                continue
+            yield rel, path.read_text(encoding="utf-8")
+
+
+def test_every_cited_rules_section_exists():
+    """Every ``§x.y`` in the code, configs and documents names a numbered heading of RULES.md."""
+    rules = (REPO / "RULES.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#+ (\d+(?:\.\d+)?)\.? ", rules, flags=re.MULTILINE))
+    cited = re.compile(r"§(\d+(?:\.\d+)?)(?:\s*[-–]\s*§?(\d+(?:\.\d+)?))?|RULES(?:\.md)? section (\d+)")
+    missing = []
+    for rel, text in _cited_files():
+        for match in cited.finditer(text):
+            for number in filter(None, match.groups()):
+                if number not in headings:
+                    missing.append(f"{rel}: {match.group(0)}")
+    assert len(headings) >= 25, sorted(headings)
+    assert not missing, "cited sections missing from RULES.md: " + ", ".join(missing)
+
+
+def test_every_cited_design_section_exists():
+    """Every citation of a DESIGN.md section by its quoted name names a heading of DESIGN.md."""
+    design = (REPO / "DESIGN.md").read_text(encoding="utf-8")
+    headings = {h.strip() for h in re.findall(r"^#+ (.+)$", design, flags=re.MULTILINE)}
+    missing = []
+    for rel, text in _cited_files():
+        for name in re.findall(r"DESIGN\.md,? \"([^\"]+)\"", text):
+            if name not in headings:
+                missing.append(f"{rel}: {name}")
+    assert not missing, "cited sections missing from DESIGN.md: " + ", ".join(missing)
