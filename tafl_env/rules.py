@@ -13,7 +13,7 @@ variant-specific branches. Every field is a keyword option of :func:`make_rules`
     ...
     tafl_env.errors.InvalidOptionError: option max_turns=0 is out of range: a positive int or None (no cap)
 
-The options and their defaults (RULES.md §3-§5):
+The options and their defaults (RULES.md §3-§5; every variant's values in RULES.md §8):
 
 ==============================  =========================================================================
 field                           meaning

@@ -18,10 +18,11 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from tafl_env import VARIANTS, Game, IllegalMoveError, make_rules
 from tafl_env.aec import REGISTRY_IDS, TaflEnv, env, raw_env, registry_id
-from tafl_env.notation import (ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, EMPTY, KING, KNIGHT,
-                               format_position, parse_square)
+from tafl_env.notation import parse_square
 from tafl_env.observation import observe
 from tafl_env import render as R
+
+from conftest import diagram_position as board_from_picture
 
 NAMES = {
     "legacy_alea_evangelii": "LegacyAleaEvangelii",
@@ -33,18 +34,6 @@ NAMES = {
 # api_test/seed_test cycles (one cycle = one move per agent); the 19x19 board is the slow one
 CYCLES = {"legacy_alea_evangelii": 15, "legacy_tawlbwrdd": 60, "historical_tablut": 100,
           "legacy_ard_ri": 100, "legacy_berserk": 60}
-
-
-def board_from_picture(picture: str) -> str:
-    """An ASCII board, rank N on top, ``.`` empty, piece letters as in RULES §1 → position string."""
-    rows = [r.split() for r in picture.strip().splitlines()]
-    n = len(rows)
-    codes = {".": EMPTY, "t": ATTACKER_SOLDIER, "c": COMMANDER, "T": DEFENDER_SOLDIER, "N": KNIGHT, "K": KING}
-    cells = np.zeros(n * n, dtype=np.int8)
-    for i, row in enumerate(rows):
-        assert len(row) == n, f"rank {n - i} has {len(row)} cells, expected {n}"
-        cells[(n - 1 - i) * n:(n - i) * n] = [codes[c] for c in row]
-    return format_position(cells, n)
 
 
 def pick(obs: dict, rng: np.random.Generator) -> int:

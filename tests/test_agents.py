@@ -14,23 +14,7 @@ from agents import make_agent
 from agents.greedy import GreedyAgent
 from agents.mcts import MCTSAgent
 
-
-def picture(text: str) -> str:
-    """A position string from an ASCII board (rank N on top, one row per line, '.' empty)."""
-    rows = [line.split()[1:] if line.split()[0].isdigit() else line.split()
-            for line in text.strip().splitlines()]
-    rows = [r for r in rows if r]
-    out = []
-    for row in reversed(rows):   # rank 1 first
-        rec, run = "", 0
-        for c in row:
-            if c == ".":
-                run += 1
-            else:
-                rec += (str(run) if run else "") + c
-                run = 0
-        out.append(rec + (str(run) if run else ""))
-    return "/" + "/".join(out) + "/"
+from conftest import diagram_position as picture  # ASCII board, rank N on top → position string
 
 
 # King on c3 (away from the throne), b3 attacker west of him: d7-d3 sandwiches him (a win in one).

@@ -10,7 +10,6 @@ Board facts used throughout: 11x11, throne f6, corners a1, k1, a11, k11.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,41 +21,15 @@ from tafl_env.notation import parse_square
 from tafl_env.perft import perft
 from tafl_env.rules import make_rules
 
+from conftest import CASES_DIR as CASES
+from conftest import diagram_position as pos  # ASCII board, rank 11 on top → position string
+
 V = "legacy_berserk"
 N = 11
-CASES = Path("/work/shared/cases")
 DIRS = {"n": 0, "e": 1, "s": 2, "w": 3}
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-def pos(diagram: str) -> str:
-    """ASCII diagram, rank 11 on top (``11 . . t . ...``; an optional ``a b c ...`` footer), to a
-    position string (rank 1 first)."""
-    rows: dict[int, str] = {}
-    for line in diagram.strip("\n").splitlines():
-        tokens = line.split()
-        if not tokens or tokens == list("abcdefghijk"):
-            continue
-        rank, cells = int(tokens[0]), "".join(tokens[1:])
-        assert len(cells) == N and set(cells) <= set(".tcTNK"), line
-        assert rank not in rows, line
-        rows[rank] = cells
-    assert sorted(rows) == list(range(1, N + 1)), "the diagram needs ranks 1..11"
-    out = "/"
-    for rank in range(1, N + 1):
-        run = 0
-        for ch in rows[rank]:
-            if ch == ".":
-                run += 1
-                continue
-            if run:
-                out += str(run)
-                run = 0
-            out += ch
-        out += (str(run) if run else "") + "/"
-    return out
-
 
 def game(diagram: str, to_move: str = "attacker", **options) -> Game:
     p = pos(diagram)

@@ -1,16 +1,21 @@
-"""The public test cases of ``shared/cases/`` (made by an independent implementation of RULES.md).
+"""The public test cases of ``tests/data/cases/`` (made by an independent implementation of RULES.md).
 
 - every game of ``games.jsonl`` replayed through :class:`tafl_env.Game` (no move cap) ends in the
   recorded position, side to move, result, reason and turn count;
 - the same games replayed through the batched :class:`~tafl_env.engine.Engine`, all games of a
   variant in one batch, agree with ``Game`` after every move and with the record at the end;
-- every perft count of ``perft.json`` up to 2,000,000 (larger ones are marked ``slow``).
+- every perft count of ``perft.json`` up to 2,000,000 (larger ones are marked ``slow``);
+- the suite needs nothing outside the repository: the cases are the copy in ``tests/data/cases``
+  (never skipped), no test file names a path outside the checkout, and the rules and design
+  documents the code cites are at the repository root, with every cited section present.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import re
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,31 +27,14 @@ from tafl_env.engine import Engine
 from tafl_env.notation import parse_move, square_name
 from tafl_env.perft import perft
 
+from conftest import CASES_DIR
+
 SLOW_COUNT = 2_000_000
 SUMMARY_KEYS = ("position", "to_move", "result", "reason", "turns")
 
 
-def _find_shared() -> Path | None:
-    """``<repo>/../shared`` (the checkout's sibling), else ``$TAFL_SHARED``."""
-    candidates = [Path(__file__).resolve().parents[2] / "shared"]
-    if os.environ.get("TAFL_SHARED"):
-        candidates.append(Path(os.environ["TAFL_SHARED"]))
-    for c in candidates:
-        if (c / "cases" / "perft.json").is_file() and (c / "cases" / "games.jsonl").is_file():
-            return c
-    return None
-
-
-SHARED = _find_shared()
-if SHARED is None:
-    pytest.skip(
-        "shared test cases not found: expected ../shared/cases/{perft.json,games.jsonl} beside the "
-        "repository, or a TAFL_SHARED environment variable pointing at the shared folder",
-        allow_module_level=True,
-    )
-
-PERFT_CASES = json.loads((SHARED / "cases" / "perft.json").read_text())["cases"]
-GAMES = [json.loads(line) for line in (SHARED / "cases" / "games.jsonl").read_text().splitlines()
+PERFT_CASES = json.loads((CASES_DIR / "perft.json").read_text(encoding="utf-8"))["cases"]
+GAMES = [json.loads(line) for line in (CASES_DIR / "games.jsonl").read_text(encoding="utf-8").splitlines()
          if line.strip()]
 
 
@@ -242,3 +230,95 @@ def test_perft_of_a_batch_is_the_sum(case):
     depth = 2 if "2" in case["perft"] else 1
     batch = state.take(np.zeros(3, dtype=np.intp))
     assert perft(eng, batch, depth) == 3 * case["perft"][str(depth)]
+
+
+# --- the suite is self-contained ------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+# Spelled in pieces so that this file does not match its own patterns.
+_OUTSIDE = re.compile("|".join([
+    r"\.\./" + "sha" + "red",                # the sibling folder the cases once came from
+    r"[\"']" + "sha" + "red" + r"[\"']",   # ... joined as a path component
+    r"/" + r"work/",                        # an absolute path of a development machine
+    "TAFL_" + "SHARED",                     # an environment variable pointing there
+]))
+
+
+def test_cases_are_the_copy_in_the_repository():
+    assert CASES_DIR == REPO / "tests" / "data" / "cases"
+    for name in ("README.md", "perft.json", "games.jsonl"):
+        assert (CASES_DIR / name).is_file(), f"{name} is missing from {CASES_DIR}"
+    assert PERFT_CASES and GAMES
+
+
+def test_no_test_file_reaches_outside_the_repository():
+    offenders = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if _OUTSIDE.search(line):
+                offenders.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not offenders, "test files refer to paths outside the repository:\n" + "\n".join(offenders)
+
+
+def test_the_case_tests_cannot_skip():
+    source = Path(__file__).read_text(encoding="utf-8")
+    for word in ("pytest." + "skip", "skip" + "if", "importor" + "skip"):
+        assert word not in source, f"{word} in {Path(__file__).name}: the public cases must always run"
+
+
+def test_the_cases_run_in_a_lone_copy_of_the_tests(tmp_path):
+    """The case tests, copied alone into a fresh folder (no sibling folders, no environment variable
+    pointing anywhere), collect every case and pass without a single skip."""
+    tests = tmp_path / "checkout" / "tests"
+    (tests / "data" / "cases").mkdir(parents=True)
+    for name in ("conftest.py", "test_cases.py"):
+        (tests / name).write_bytes((REPO / "tests" / name).read_bytes())
+    for path in CASES_DIR.iterdir():
+        (tests / "data" / "cases" / path.name).write_bytes(path.read_bytes())
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/test_cases.py",
+         "-k", "case_files_cover or (test_perft and d1) or are_the_copy"],
+        cwd=tests.parent, capture_output=True, text=True, timeout=300,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "skipped" not in out and re.search(r"\b\d+ passed", out), out
+
+
+# --- the documents the code cites are in the repository ------------------------------------------
+
+def _cited_files():
+    for pattern in ("*.py", "*.md", "*.yaml", "*.toml", "*.ipynb"):
+        for path in REPO.rglob(pattern):
+            rel = path.relative_to(REPO)
+            if rel.parts[0] in (".git", ".venv", "results", "build", "dist") or rel.name == "RULES.md":
+                continue
+            yield rel, path.read_text(encoding="utf-8")
+
+
+def test_every_cited_rules_section_exists():
+    """Every ``§x.y`` in the code, configs and documents names a numbered heading of RULES.md."""
+    rules = (REPO / "RULES.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#+ (\d+(?:\.\d+)?)\.? ", rules, flags=re.MULTILINE))
+    cited = re.compile(r"§(\d+(?:\.\d+)?)(?:\s*[-–]\s*§?(\d+(?:\.\d+)?))?|RULES(?:\.md)? section (\d+)")
+    missing = []
+    for rel, text in _cited_files():
+        for match in cited.finditer(text):
+            for number in filter(None, match.groups()):
+                if number not in headings:
+                    missing.append(f"{rel}: {match.group(0)}")
+    assert len(headings) >= 25, sorted(headings)
+    assert not missing, "cited sections missing from RULES.md: " + ", ".join(missing)
+
+
+def test_every_cited_design_section_exists():
+    """Every citation of a DESIGN.md section by its quoted name names a heading of DESIGN.md."""
+    design = (REPO / "DESIGN.md").read_text(encoding="utf-8")
+    headings = {h.strip() for h in re.findall(r"^#+ (.+)$", design, flags=re.MULTILINE)}
+    missing = []
+    for rel, text in _cited_files():
+        for name in re.findall(r"DESIGN\.md,? \"([^\"]+)\"", text):
+            if name not in headings:
+                missing.append(f"{rel}: {name}")
+    assert not missing, "cited sections missing from DESIGN.md: " + ", ".join(missing)

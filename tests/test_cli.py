@@ -5,39 +5,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import tafl_env
 from tafl_env.cli import main, parse_option_value, read_move_source
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-GAMES = SHARED / "cases" / "games.jsonl"
-PERFT = SHARED / "cases" / "perft.json"
+from conftest import CASES_DIR
+from conftest import diagram_position as board  # ASCII board, rank N on top → position string
+
+GAMES = CASES_DIR / "games.jsonl"
+PERFT = CASES_DIR / "perft.json"
 
 TABLUT_START = "/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3ttt3/"
 SUMMARY_KEYS = {"position", "to_move", "result", "reason", "turns", "chain"}
 FORBIDDEN = ("torch", "gymnasium", "pettingzoo", "stable_baselines3")
-
-
-def board(picture: str) -> str:
-    """An ASCII board (rank N on top, one row per line, '.' empty) → position string (rank 1 first)."""
-    rows = [line.split() if " " in line.strip() else list(line.strip())
-            for line in picture.strip().splitlines()]
-    out = "/"
-    for row in reversed(rows):
-        run = 0
-        for cell in row:
-            if cell == ".":
-                run += 1
-                continue
-            if run:
-                out += str(run)
-                run = 0
-            out += cell
-        out += (str(run) if run else "") + "/"
-    return out
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -55,8 +37,6 @@ def last_json(out: str) -> dict:
 
 
 def load_games() -> list[dict]:
-    if not GAMES.exists():
-        pytest.skip(f"{GAMES} is absent")
     return [json.loads(line) for line in GAMES.read_text().splitlines() if line.strip()]
 
 
@@ -191,8 +171,6 @@ def test_moves_after_played_moves(capsys):
 
 
 def test_moves_inside_a_berserk_chain_lists_pass(capsys):
-    if not PERFT.exists():
-        pytest.skip(f"{PERFT} is absent")
     case = next(c for c in json.loads(PERFT.read_text())["cases"] if c["pending"])
     code, out, _ = run(capsys, "moves", case["variant"], "--moves", *case["moves"], "--json")
     assert code == 0
@@ -248,8 +226,6 @@ def test_perft_other_side_and_depth_0(capsys):
 
 
 def test_perft_inside_a_berserk_chain(capsys):
-    if not PERFT.exists():
-        pytest.skip(f"{PERFT} is absent")
     case = next(c for c in json.loads(PERFT.read_text())["cases"] if c["pending"])
     _, out, _ = run(capsys, "perft", case["variant"], "2", "--moves", *case["moves"])
     assert int(out.split()[-1]) == case["perft"]["2"]

@@ -19,40 +19,12 @@ from tafl_env.errors import (IllegalMoveError, InvalidMoveError, InvalidOptionEr
 from tafl_env.game import engine_for
 from tafl_env.notation import parse_square
 
+from conftest import diagram_position as board  # ASCII board, rank N on top → position string
+
 PUBLIC_FIELDS = ("board", "to_move", "chain", "turn", "winner", "reason", "done")
 
 
 # --- helpers --------------------------------------------------------------------------------------
-
-def board(picture: str) -> str:
-    """An ASCII board (rank N on top, one rank per line, ``.`` empty, piece letters as in RULES §1;
-    spaces, rank numbers and a line of file letters are ignored) → position string, rank 1 first."""
-    rows = []
-    for line in picture.strip().splitlines():
-        cells = [c for c in line.split() if not c.isdigit()]
-        if len(cells) == 1:
-            cells = list(cells[0])
-        if cells == list("abcdefghijklmnopqrs"[: len(cells)]):
-            continue  # a line of file letters
-        rows.append(cells)
-    n = len(rows)
-    assert all(len(r) == n for r in rows), "the picture must be square"
-    records = []
-    for cells in reversed(rows):
-        out, run = [], 0
-        for c in cells:
-            if c == ".":
-                run += 1
-                continue
-            if run:
-                out.append(str(run))
-                run = 0
-            out.append(c)
-        if run:
-            out.append(str(run))
-        records.append("".join(out))
-    return "/" + "/".join(records) + "/"
-
 
 def test_board_helper():
     tablut = """

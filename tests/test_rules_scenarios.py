@@ -23,6 +23,8 @@ import pytest
 
 from tafl_env import Game, IllegalMoveError, InvalidPositionError
 
+from conftest import diagram_pieces, pieces_position
+
 ALEA, TAWL, TABLUT, ARD_RI = ("legacy_alea_evangelii", "legacy_tawlbwrdd", "historical_tablut",
                               "legacy_ard_ri")
 ALL = (ALEA, TAWL, TABLUT, ARD_RI)
@@ -42,33 +44,12 @@ LETTER = {"A": "t", "D": "T", "K": "K"}  # RULES §2 diagram letters → positio
 
 def board(n: int, diagram: str) -> dict[str, str]:
     """``{square: letter}`` of a diagram (see the module docstring); letters as in position strings."""
-    pieces: dict[str, str] = {}
-    for line in diagram.splitlines():
-        label, _, row = line.strip().partition(" ")
-        if not label.isdigit():
-            continue  # blank line or a file-letter footer
-        rank, row = int(label), row.strip()
-        assert 1 <= rank <= n and len(row) <= n, f"diagram row {line!r} does not fit a {n}x{n} board"
-        for file, ch in enumerate(row):
-            if ch != ".":
-                pieces[f"{FILES[file]}{rank}"] = LETTER[ch]
-    return pieces
+    return diagram_pieces(diagram, n, partial=True)
 
 
 def position(n: int, pieces: dict[str, str]) -> str:
     """The position string (RULES §1: rank 1 first, digits for runs of empty squares)."""
-    out = "/"
-    for rank in range(1, n + 1):
-        run = 0
-        for file in FILES[:n]:
-            letter = pieces.get(f"{file}{rank}")
-            if letter is None:
-                run += 1
-                continue
-            out += (str(run) if run else "") + letter
-            run = 0
-        out += (str(run) if run else "") + "/"
-    return out
+    return pieces_position(pieces, n)
 
 
 def pieces_of(pos: str, n: int) -> dict[str, str]:

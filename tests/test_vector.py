@@ -8,7 +8,6 @@ callable, an object with ``.act``), berserk chains in both modes, ``gymnasium.ma
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import warnings
@@ -26,28 +25,14 @@ from tafl_env.single import TaflSingleEnv
 from tafl_env.observation import observer_for
 from tafl_env.vector import TaflVectorEnv
 
+from conftest import diagram_position as pos  # ASCII board, rank N on top → position string
+
 SIDES = ("attacker", "defender")
 RESULT_CODE = {"attacker": 0, "defender": 1, "draw": 2}
 REASON_CODE = {name: code for code, name in REASON_NAMES.items()}
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-def pos(diagram: str) -> str:
-    """ASCII board, rank N on top (``11 . . t ...``), to a position string (rank 1 first)."""
-    rows = {}
-    for line in diagram.strip("\n").splitlines():
-        tokens = line.split()
-        if tokens and tokens[0].isdigit():
-            rows[int(tokens[0])] = "".join(tokens[1:])
-    n = len(rows)
-    assert sorted(rows) == list(range(1, n + 1)) and all(len(r) == n for r in rows.values())
-    out = "/"
-    for rank in range(1, n + 1):
-        out += "".join(c if c != "." else "1" for c in rows[rank])
-        out += "/"
-    return re.sub(r"1{2,}", lambda m: str(len(m.group())), out)
-
 
 def sq(name: str, n: int) -> int:
     return (int(name[1:]) - 1) * n + (ord(name[0]) - ord("a"))
