@@ -19,37 +19,73 @@ from tafl_env.rules import SIDES
 from ..base import Agent
 from ..evaluate import play_games, wilson_interval
 from .config import rules_of
+from .progress import Throttle, progress_bar
 
 __all__ = ["evaluate_agent", "EVAL_CSV_FIELDS", "eval_rows", "write_evals", "plot_learning_curve"]
 
 
+class _Watched(Agent):
+    """``agent`` unchanged, calling ``on_act(state)`` after each move it makes (progress)."""
+
+    def __init__(self, agent: Agent, on_act):
+        super().__init__(None)
+        self.agent, self.on_act, self.name = agent, on_act, agent.name
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
+
+    def act(self, engine, state):
+        out = self.agent.act(engine, state)
+        self.on_act(state)
+        return out
+
+
 def evaluate_agent(agent: Agent, cfg: Mapping[str, Any], games: int, seed: int,
-                   opponents=None) -> dict[str, Any]:
+                   opponents=None, progress: bool = False, desc: str = "evaluation",
+                   leave: bool = True) -> dict[str, Any]:
     """``agent`` against each opponent spec, ``games`` games per side; Wilson 95% intervals.
 
     Returns ``{opponent: {"attacker": row, "defender": row, "both": row}}`` where a row has
     ``games, wins, draws, losses, win_rate, win_low, win_high, score, score_low, score_high``.
+    With ``progress``, a bar (``desc``; ``leave``: kept on screen when done) counts the games and
+    names the leg and the turn being played.
     """
     from ..base import make_agent
 
     rules = rules_of(cfg)
+    specs = list(opponents or cfg["eval_opponents"])
     out: dict[str, Any] = {}
-    for j, spec in enumerate(opponents or cfg["eval_opponents"]):
-        opp = make_agent(spec, seed=seed + j)
-        rows = {}
-        results = {}
-        for s, side in enumerate(SIDES):
-            leg_seed = seed * 1000 + 10 * j + s
-            if side == "attacker":
-                res = play_games(rules, agent, opp, games, seed=leg_seed)
-            else:
-                res = play_games(rules, opp, agent, games, seed=leg_seed)
-            results[side] = [r["result"] for r in res]
-            rows[side] = _row([r == side for r in results[side]], [r == "draw" for r in results[side]])
-        both_w = [r == side for side in SIDES for r in results[side]]
-        both_d = [r == "draw" for side in SIDES for r in results[side]]
-        rows["both"] = _row(both_w, both_d)
-        out[spec] = rows
+    bar = progress_bar(2 * games * len(specs), desc, "game", progress, leave=leave)
+    tick = Throttle(1.0)
+    leg = [""]
+
+    def on_act(state) -> None:
+        if progress and tick():
+            bar.set_postfix_str(f"{leg[0]}, turn {int(state.turn.max()) if len(state) else 0}")
+
+    me = _Watched(agent, on_act) if progress else agent
+    try:
+        for j, spec in enumerate(specs):
+            opp = make_agent(spec, seed=seed + j)
+            rows = {}
+            results = {}
+            for s, side in enumerate(SIDES):
+                leg_seed = seed * 1000 + 10 * j + s
+                leg[0] = f"vs {spec} as {side}"
+                bar.set_postfix_str(leg[0], refresh=False)
+                if side == "attacker":
+                    res = play_games(rules, me, opp, games, seed=leg_seed)
+                else:
+                    res = play_games(rules, opp, me, games, seed=leg_seed)
+                bar.update(games)
+                results[side] = [r["result"] for r in res]
+                rows[side] = _row([r == side for r in results[side]], [r == "draw" for r in results[side]])
+            both_w = [r == side for side in SIDES for r in results[side]]
+            both_d = [r == "draw" for side in SIDES for r in results[side]]
+            rows["both"] = _row(both_w, both_d)
+            out[spec] = rows
+    finally:
+        bar.close()
     return out
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from tafl_env.engine import State
 
 from .config import rules_of
+from .progress import Throttle, progress_bar
 
 __all__ = ["greedy_best", "imitation_data", "imitate"]
 
@@ -33,14 +34,15 @@ def greedy_best(greedy, eng, sub: State) -> tuple[np.ndarray, np.ndarray]:
     return greedy.pick(r, scores, parent, action), np.packbits(bits, axis=1)
 
 
-def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 128):
+def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 128, progress: bool = False):
     """Positions of greedy-vs-greedy games: ``(obs float16, mask bool, greedy action, value target)``,
     and with ``imitation_target: best`` a fifth array, the greedy agent's set of best moves in each
     position (packed bits, ``np.packbits(..., axis=1)`` of a (positions, A) bool array).
 
     With probability ``imitation_epsilon`` a move is played at random instead (the recorded target
     is still the greedy agent's choice), so the games vary. The value target is the final result
-    from the mover's side, discounted by ``gamma`` per own move still to come.
+    from the mover's side, discounted by ``gamma`` per own move still to come. With ``progress``, a
+    bar counts the finished games.
     """
     from tafl_env.game import engine_for
     from tafl_env.observation import observe
@@ -54,11 +56,20 @@ def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 1
     best_mode = cfg.get("imitation_target", "move") == "best"
     obs_l, mask_l, act_l, val_l, best_l = [], [], [], [], []
     done_games = 0
+    bar = progress_bar(games, "warm start: greedy games", "game", progress)
+    tick = Throttle(1.0)
     while done_games < games:
         b = min(batch, games - done_games)
         st = eng.initial_state(b)
         rec = []   # (game idx, side, turn, obs, mask, action)
+        finished = 0
         while not st.done.all():
+            now = int(st.done.sum())
+            if now > finished:
+                bar.update(now - finished)
+                finished = now
+            if progress and tick():
+                bar.set_postfix_str(f"turn {int(st.turn.max())}")
             live = np.flatnonzero(~st.done)
             sub = st.take(live)
             if best_mode:
@@ -87,6 +98,8 @@ def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 1
             if best is not None:
                 best_l.append(best)
         done_games += b
+        bar.update(b - finished)
+    bar.close()
     out = (np.concatenate(obs_l), np.concatenate(mask_l), np.concatenate(act_l).astype(np.int64),
            np.concatenate(val_l))
     if best_mode:
@@ -94,7 +107,7 @@ def imitation_data(cfg: Mapping[str, Any], games: int, seed: int, batch: int = 1
     return out
 
 
-def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None) -> dict[str, float]:
+def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None, progress: bool = False) -> dict[str, float]:
     """Fit the policy to the greedy moves and the value head to the results (MSE),
     ``imitation_epochs`` passes of minibatches of ``imitation_batch_size`` (default ``batch_size``)
     at the learning rate ``imitation_lr`` (default ``learning_rate``; PPO's rate is restored after).
@@ -105,7 +118,10 @@ def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None) -> dict
     tie, the network is free to prefer any of them (the agent picks one at random), so it is not
     pushed towards a coin flip. ``accuracy`` is the share of positions whose most probable legal
     move is the recorded greedy move; ``best_accuracy`` (with the sets) the share where it is one
-    of the best moves."""
+    of the best moves.
+
+    Each epoch's figures go to ``logger`` (an SB3 logger) as ``imitation/*``, dumped at step = the
+    epoch number (1, 2, ...), before PPO's first dump. With ``progress``, a bar counts the minibatches."""
     import torch as th
 
     obs, mask, acts, val = data[:4]
@@ -123,6 +139,8 @@ def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None) -> dict
     bs = cfg.get("imitation_batch_size") or cfg["batch_size"]
     n_actions = mask.shape[1]
     stats = {}
+    per_epoch = -(-n // bs)
+    bar = progress_bar(cfg["imitation_epochs"] * per_epoch, "warm start: fitting", "batch", progress)
     for epoch in range(cfg["imitation_epochs"]):
         order = rng.permutation(n)
         tot = {"policy_loss": 0.0, "value_loss": 0.0, "accuracy": 0.0}
@@ -153,12 +171,15 @@ def imitate(model, data, cfg: Mapping[str, Any], seed: int, logger=None) -> dict
             tot["policy_loss"] += pl.item() * k
             tot["value_loss"] += vl.item() * k
             tot["accuracy"] += float((logits.argmax(1) == a).float().sum())
+            bar.update(1)
         stats = {key: val_ / n for key, val_ in tot.items()}
+        bar.set_postfix_str(f"epoch {epoch + 1}: loss {stats['policy_loss']:.3f}, accuracy {stats['accuracy']:.3f}")
         if logger is not None:
             for key, value in stats.items():
                 logger.record(f"imitation/{key}", value)
             logger.record("imitation/epoch", epoch + 1)
-            logger.dump(0)
+            logger.dump(epoch + 1)       # one step per epoch: TensorBoard keeps every epoch's point
+    bar.close()
     for g, saved in zip(opt.param_groups, saved_lr):
         g["lr"] = saved
     policy.set_training_mode(False)
