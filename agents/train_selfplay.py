@@ -46,21 +46,38 @@ configs of legacy_ard_ri and historical_tablut use it (the recorded results say 
 towards ``max_minutes``.
 
 **Outputs** (``output_dir``): ``config.yaml`` (the resolved config), ``command.txt``, ``tb/``
-(TensorBoard: SB3's ``train/*`` losses, ``league/*`` win rates of finished training games per
-group and side, ``eval/*`` win rates of the periodic evaluations), ``checkpoints/step_<T>.zip``
-(with ``step_<T>.pool.pt``, the snapshot pool, for resuming), ``final.zip``, ``eval.csv`` and
+(TensorBoard and ``progress.csv``: SB3's ``train/*`` losses, ``league/*`` win rates of finished
+training games per group and side, ``eval/*`` win rates of the periodic evaluations,
+``imitation/*`` per warm-start epoch at steps 1, 2, ...), ``checkpoints/step_<T>.zip`` (with
+``step_<T>.pool.pt``, the snapshot pool, for resuming), ``final.zip``, ``eval.csv`` and
 ``eval.json`` (every evaluation: win/draw/loss counts per opponent and side with Wilson 95%
-intervals), ``final_eval.json`` and ``learning_curve.png``.
+intervals), ``final_eval.json``, ``learning_curve.png`` and ``summary.json``. A run removes the
+results of an earlier run in the same directory that it might not write again (``final_eval.json``
+after ``--no-eval``; when starting afresh also the evaluations, the curve and the TensorBoard
+events), so nothing stale is left. Every model zip records the variant and rules it was trained
+under (``tafl_rules``, :mod:`agents.training.checkpoints`).
+
+**Checks first.** Before anything is written or trained, :func:`agents.training.run.preflight`
+checks the output directory, the checkpoint to resume from (a genuine checkpoint of this variant
+and these rule options) and every evaluation opponent (it must build and play a move): a mistake
+stops the run with one line (``tafl train`` exits with status 2).
+
+**Progress.** With ``progress_bar`` (the default), bars on stderr for every stage: the warm start's
+games and fitting, PPO, each evaluation and the final one.
 
 **Evaluation.** Every ``eval_every`` steps and at the end, the current policy (greedy argmax over
 legal moves unless ``eval_deterministic: false``) plays ``eval_games`` games per side against each
 of ``eval_opponents`` through :func:`agents.evaluate.play_games`.
 
 **Resuming.** ``tafl train --config C --resume OUT/checkpoints/step_T.zip`` reloads the model, the
-optimiser and the snapshot pool and continues to ``total_timesteps``.
+optimiser and the snapshot pool and continues to ``total_timesteps``; ``tb/progress.csv`` and
+``eval.json`` keep the rows up to step T and go on from there. The pool file holds only tensors and
+plain values and is read with ``torch.load(weights_only=True)``, so a crafted one cannot run code;
+the model zip, like every SB3 checkpoint, unpickles objects on load: resume only from your own runs
+or a trusted source.
 
 **Code.** One module per concern under :mod:`agents.training` (config, league, imitation,
-evaluation, callback, run); :class:`NetAgent` is in :mod:`agents.net_agent`. This module re-exports
+evaluation, callback, checkpoints, progress, run); :class:`NetAgent` is in :mod:`agents.net_agent`. This module re-exports
 the public names.
 """
 
@@ -70,11 +87,12 @@ from __future__ import annotations
 # CLI, the notebook, the tests and user code import from it.
 from .net_agent import NetAgent
 from .training.callback import make_callback
+from .training.checkpoints import TrainSetupError
 from .training.config import TRAIN_SCHEMA, load_train_config, rules_of, validate_train_config
 from .training.evaluation import EVAL_CSV_FIELDS, evaluate_agent, plot_learning_curve, write_evals
 from .training.imitation import greedy_best, imitate, imitation_data
 from .training.league import GROUPS, FrozenOpponent, make_train_env, state_dict_copy
-from .training.run import format_summary, train
+from .training.run import format_summary, preflight, train
 
 # the former private names, for code written against the single module
 _rules = rules_of
@@ -85,4 +103,4 @@ _write_evals = write_evals
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "train", "format_summary",
            "make_train_env", "NetAgent", "FrozenOpponent", "evaluate_agent", "plot_learning_curve",
-           "imitation_data", "imitate", "GROUPS", "EVAL_CSV_FIELDS"]
+           "imitation_data", "imitate", "GROUPS", "EVAL_CSV_FIELDS", "TrainSetupError", "preflight"]

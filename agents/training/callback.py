@@ -12,6 +12,8 @@ import numpy as np
 from tafl_env.rules import SIDES
 
 from ..net_agent import NetAgent
+from .checkpoints import POOL_SUFFIX, rules_record, save_pool
+from .config import rules_of
 from .evaluation import evaluate_agent, write_evals
 from .league import state_dict_copy
 
@@ -91,7 +93,9 @@ def make_callback(cfg, out_dir: Path, venv, groups, pool: list, frozen, state: d
             agent = NetAgent(self.model.policy, deterministic=cfg["eval_deterministic"])
             self.model.policy.set_training_mode(False)
             idx = len(state["evals"])
-            ev = evaluate_agent(agent, cfg, games, seed=cfg["seed"] + 7919 * (idx + 1))
+            ev = evaluate_agent(agent, cfg, games, seed=cfg["seed"] + 7919 * (idx + 1), progress=progress,
+                                desc="final evaluation" if final else f"evaluation at step {self.num_timesteps}",
+                                leave=final)
             minutes = self._minutes()
             rec = {"timesteps": int(self.num_timesteps), "minutes": round(minutes, 2), "games_per_side": games,
                    "final": final, "results": ev}
@@ -100,6 +104,7 @@ def make_callback(cfg, out_dir: Path, venv, groups, pool: list, frozen, state: d
                 for side, r in sides.items():
                     self.logger.record(f"eval/{opp}_{side}_win_rate", r["win_rate"])
                     self.logger.record(f"eval/{opp}_{side}_score", r["score"])
+            self.logger.record("eval/timesteps", int(self.num_timesteps))   # the row's step in progress.csv
             self.logger.dump(self.num_timesteps)
             write_evals(out_dir, state["evals"])
             if self.bar is not None:
@@ -112,13 +117,13 @@ def make_callback(cfg, out_dir: Path, venv, groups, pool: list, frozen, state: d
             ck.mkdir(parents=True, exist_ok=True)
             path = ck / f"step_{self.num_timesteps}.zip"
             self.model.save(path)
-            import torch as th
-
             every = cfg["checkpoint_every"]
             state.update(minutes=self._minutes(), next_snapshot=self.next_snapshot, next_eval=self.next_eval,
                          next_ckpt=(self.num_timesteps // every + 1) * every if every else math.inf)
-            th.save({"pool": pool, "trainer": {k: v for k, v in state.items() if k != "evals"}},
-                    ck / f"step_{self.num_timesteps}.pool.pt")
+            # tensors and plain values only: resuming reads it with torch.load(weights_only=True)
+            save_pool(path.with_suffix(POOL_SUFFIX), pool,
+                      {**{k: v for k, v in state.items() if k != "evals"}, "timesteps": int(self.num_timesteps),
+                       "rules": rules_record(rules_of(cfg))})
             return path
 
         def _on_training_end(self) -> None:
