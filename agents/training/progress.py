@@ -8,7 +8,10 @@ import time
 
 def progress_bar(total: int, desc: str, unit: str, enabled: bool, leave: bool = True):
     """A tqdm bar (``tqdm.auto``: a widget in a notebook), or a silent one when not ``enabled``."""
-    from tqdm.auto import tqdm
+    if enabled:
+        from tqdm.auto import tqdm
+    else:  # plain tqdm: tqdm.auto would warn in a notebook without ipywidgets, for a bar never shown
+        from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=leave, dynamic_ncols=True,
                 mininterval=1.0)
