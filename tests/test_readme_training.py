@@ -62,6 +62,7 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     short, n = re.subn(r"model\.learn\(\s*[\d_]+", f"model.learn({one_update}", code)
     assert n == 1
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))    # SB3's default logger makes a folder there
     exec(compile(short, "README.md (Training a policy)", "exec"), {"__name__": "__readme__"})
     out = capsys.readouterr().out
     assert "total_timesteps" in out and "fps" in out      # the progress table (verbose=1)
