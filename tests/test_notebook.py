@@ -1,4 +1,5 @@
-"""The quickstart notebook runs top to bottom (nbclient, the python3 kernel of this interpreter)."""
+"""The quickstart notebook runs top to bottom (nbclient, the python3 kernel of this interpreter), and is
+committed with the outputs of a full run."""
 
 from __future__ import annotations
 
@@ -35,3 +36,17 @@ def test_quickstart_notebook_runs(tmp_path, monkeypatch):
     assert "legacy_ard_ri" in text and "greedy" in text
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3          # the board, the final position, the learning curve
+
+
+def test_committed_notebook_shows_its_outputs():
+    """The notebook is committed executed (issue 12): the repository page shows its text and plots."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert all(cell.get("execution_count") for cell in code), "every code cell executed"
+    assert [cell["execution_count"] for cell in code] == list(range(1, len(code) + 1)), "top to bottom, once"
+    outputs = [o for cell in code for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert not [o for o in outputs if o.get("name") == "stderr"], "no warnings in the committed outputs"
+    assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 3
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert "vs greedy: win rate" in text and "95% interval" in text    # the full run's summary and table

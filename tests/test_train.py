@@ -216,7 +216,7 @@ def test_smoke_train_save_reload_resume_evaluate(tmp_path):
         assert np.array_equal(a, agent.act(eng, st))
         eng.step(st, a)
     # the same weights as the trained policy
-    ref = torch.load(ckpts[-1].with_suffix(".pool.pt"), weights_only=False)
+    ref = torch.load(ckpts[-1].with_suffix(".pool.pt"), weights_only=True)   # tensors and plain values only
     assert ref["pool"], "the snapshot pool is saved for resuming"
 
     # resume from the first checkpoint up to 640 steps
@@ -268,9 +268,24 @@ def test_imitation_warm_start_learns_the_greedy_moves():
     model = MaskablePPO(TaflBoardPolicy, venv, learning_rate=3e-3, n_steps=8, batch_size=8, seed=0,
                         policy_kwargs=board_policy_kwargs(channels=8, blocks=1))
     first = imitate(model, data, {**cfg, "imitation_epochs": 1}, seed=0)
-    later = imitate(model, data, cfg, seed=0)
+
+    class Log:   # an SB3 logger's two methods: each epoch must land at its own step
+        def __init__(self):
+            self.rows, self.row = [], {}
+
+        def record(self, key, value):
+            self.row[key] = value
+
+        def dump(self, step=0):
+            self.rows.append((step, self.row))
+            self.row = {}
+
+    log = Log()
+    later = imitate(model, data, cfg, seed=0, logger=log)
     assert later["policy_loss"] < first["policy_loss"]
     assert later["accuracy"] > first["accuracy"]
+    assert [step for step, _ in log.rows] == [1, 2, 3, 4, 5, 6]
+    assert [row["imitation/epoch"] for _, row in log.rows] == [1, 2, 3, 4, 5, 6]
 
 
 def test_imitation_best_move_sets():

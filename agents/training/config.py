@@ -1,0 +1,155 @@
+"""The training config: :data:`TRAIN_SCHEMA`, its validation and the rules a config names.
+
+Every field has a type, a default, a meaning and a range check (:class:`agents.evaluate.FieldSpec`);
+:func:`validate_train_config` also checks what spans fields (the league is not empty, a minibatch
+fits in a rollout, the rule options exist). The shipped configs are ``configs/train/*.yaml``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from tafl_env.rules import VARIANTS, make_rules
+
+from ..evaluate import ConfigError, FieldSpec, check_schema, read_yaml_config
+
+__all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "rules_of"]
+
+
+def _pos(v):
+    return None if v > 0 else f"must be > 0, got {v}"
+
+
+def _nonneg(v):
+    return None if v >= 0 else f"must be >= 0, got {v}"
+
+
+def _unit(v):
+    return None if 0 <= v <= 1 else f"must lie in [0, 1], got {v}"
+
+
+def _opponents_check(v):
+    if not v:
+        return "needs at least one opponent"
+    for x in v:
+        if x not in ("random", "greedy") and not (isinstance(x, str) and x.startswith(("mcts:", "policy:"))):
+            return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH)"
+    return None
+
+
+TRAIN_SCHEMA: dict[str, FieldSpec] = {
+    "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)",
+                         lambda v: None if v in VARIANTS else f"unknown variant {v!r}; one of {', '.join(VARIANTS)}"),
+    "description": FieldSpec((str,), False, "", "free text", None),
+    "seed": FieldSpec((int,), False, 0, "seed of the network, the envs, the snapshot draws and evaluations", _nonneg),
+    "total_timesteps": FieldSpec((int,), True, None, "learner steps (all envs together) to train for", _pos),
+    "max_minutes": FieldSpec((int, float, type(None)), False, None,
+                             "stop after this many minutes of wall time (null: no limit)",
+                             lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+    "max_turns": FieldSpec((int, type(None)), False, None, "move cap in turns; null: the variant's default",
+                           lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
+    "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) for make_rules", None),
+    # the league
+    "selfplay_games": FieldSpec((int,), False, 16, "games in which the learner plays both sides", _nonneg),
+    "snapshot_games": FieldSpec((int,), False, 16, "games against a frozen past snapshot", _nonneg),
+    "greedy_games": FieldSpec((int,), False, 16, "games against the greedy agent", _nonneg),
+    "random_games": FieldSpec((int,), False, 0, "games against the random agent", _nonneg),
+    "greedy_attacker_games": FieldSpec((int,), False, 0,
+                                       "more games against the greedy agent, the learner always attacking",
+                                       _nonneg),
+    "pool_size": FieldSpec((int,), False, 8, "snapshots kept in the pool", _pos),
+    "snapshot_every": FieldSpec((int,), False, 50_000, "steps between snapshots added to the pool", _pos),
+    # warm start (off by default)
+    "imitation_games": FieldSpec((int,), False, 0,
+                                 "greedy-vs-greedy games whose moves the network imitates before PPO (0: none)",
+                                 _nonneg),
+    "imitation_epsilon": FieldSpec((int, float), False, 0.25,
+                                   "chance that a move of those games is played at random (variety)", _unit),
+    "imitation_epochs": FieldSpec((int,), False, 3, "passes over the imitation data", _pos),
+    "imitation_target": FieldSpec((str,), False, "move",
+                                  "what the policy imitates: the greedy agent's move, or its set of best moves",
+                                  lambda v: None if v in ("move", "best") else f"must be 'move' or 'best', got {v!r}"),
+    "imitation_lr": FieldSpec((int, float, type(None)), False, None,
+                              "Adam learning rate of the warm start (null: learning_rate)",
+                              lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+    "imitation_batch_size": FieldSpec((int, type(None)), False, None,
+                                      "minibatch size of the warm start (null: batch_size)",
+                                      lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+    # the network
+    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _pos),
+    "blocks": FieldSpec((int,), False, 3, "residual blocks of the trunk", _nonneg),
+    "value_hidden": FieldSpec((int,), False, 64, "units of the value MLP", _pos),
+    "torch_threads": FieldSpec((int,), False, 2, "torch CPU threads", _pos),
+    # PPO
+    "learning_rate": FieldSpec((int, float), False, 3e-4, "Adam learning rate", _pos),
+    "lr_final_fraction": FieldSpec((int, float), False, 1.0,
+                                   "learning rate at the end as a fraction of the start (linear decay)", _unit),
+    "n_steps": FieldSpec((int,), False, 64, "steps per env per rollout", _pos),
+    "batch_size": FieldSpec((int,), False, 512, "minibatch size", _pos),
+    "n_epochs": FieldSpec((int,), False, 4, "passes over each rollout", _pos),
+    "gamma": FieldSpec((int, float), False, 0.99, "discount per learner step", _unit),
+    "gae_lambda": FieldSpec((int, float), False, 0.95, "GAE lambda", _unit),
+    "clip_range": FieldSpec((int, float), False, 0.2, "PPO clip range", _pos),
+    "ent_coef": FieldSpec((int, float), False, 0.01, "entropy bonus coefficient", _nonneg),
+    "vf_coef": FieldSpec((int, float), False, 0.5, "value loss coefficient", _nonneg),
+    "max_grad_norm": FieldSpec((int, float), False, 0.5, "gradient clipping norm", _pos),
+    "target_kl": FieldSpec((int, float, type(None)), False, None, "stop an update early past this KL (null: never)",
+                           lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+    # evaluation, checkpoints, output
+    "eval_every": FieldSpec((int,), False, 50_000, "steps between evaluations (0: only at the end)", _nonneg),
+    "eval_games": FieldSpec((int,), False, 50, "games per side per opponent in a periodic evaluation", _pos),
+    "final_eval_games": FieldSpec((int,), False, 200, "games per side per opponent in the final evaluation", _pos),
+    "eval_opponents": FieldSpec((list,), False, ["random", "greedy"], "agent specs to evaluate against",
+                                _opponents_check),
+    "eval_deterministic": FieldSpec((bool,), False, True, "evaluate with the argmax move (else sample)", None),
+    "checkpoint_every": FieldSpec((int,), False, 100_000, "steps between checkpoints (0: none)", _nonneg),
+    "output_dir": FieldSpec((str,), False, None, "output directory; default runs/<variant>",
+                            lambda v: None if v.strip() else "must not be empty"),
+    "progress_bar": FieldSpec((bool,), False, True, "show a progress bar", None),
+}
+"""The fields of a training config: types, whether required, default, meaning and range check."""
+
+
+def validate_train_config(raw: Any, source: str = "train config") -> dict[str, Any]:
+    """Check a parsed config against :data:`TRAIN_SCHEMA`; return it with the defaults filled.
+
+    Raises :class:`agents.evaluate.ConfigError` naming the field (unknown key, missing required
+    field, wrong type, value out of range).
+
+    >>> try:
+    ...     validate_train_config({"variant": "legacy_ard_ri", "total_timesteps": 1000, "gamma": 2})
+    ... except ConfigError as exc:
+    ...     print(exc)
+    train config: field 'gamma': must lie in [0, 1], got 2
+    """
+    out = check_schema(raw, TRAIN_SCHEMA, source)
+    n_envs = (2 * out["selfplay_games"] + out["snapshot_games"] + out["greedy_games"] + out["random_games"]
+              + out["greedy_attacker_games"])
+    if n_envs == 0:
+        raise ConfigError("selfplay_games", "the league is empty: at least one of selfplay_games, "
+                                            "snapshot_games, greedy_games, random_games, greedy_attacker_games "
+                                            "must be > 0", source)
+    if out["batch_size"] > n_envs * out["n_steps"]:
+        raise ConfigError("batch_size", f"{out['batch_size']} is larger than a rollout "
+                                        f"({n_envs} envs x {out['n_steps']} steps)", source)
+    try:
+        rules_of(out)
+    except ValueError as exc:
+        raise ConfigError("options", str(exc), source) from None
+    if out["output_dir"] is None:
+        out["output_dir"] = f"runs/{out['variant']}"
+    return out
+
+
+def load_train_config(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a YAML training config and validate it (:func:`validate_train_config`)."""
+    return validate_train_config(read_yaml_config(path), source=str(path))
+
+
+def rules_of(cfg: Mapping[str, Any]):
+    """The :class:`~tafl_env.rules.RuleSet` of a config: its variant, options and move cap."""
+    opts = dict(cfg["options"])
+    if cfg["max_turns"] is not None:
+        opts["max_turns"] = cfg["max_turns"]
+    return make_rules(cfg["variant"], **opts)
