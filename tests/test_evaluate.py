@@ -586,3 +586,46 @@ def test_round_robin_with_the_greedy_agent(tmp_path):
     for path, g in zip(sorted((out_dir / "records").glob("*.txt")), res["games"]):
         summary = _replay(path, ["legacy_ard_ri", "--max-turns", "150"])
         assert (summary["result"], summary["reason"], summary["turns"]) == (g["result"], g["reason"], g["turns"])
+
+
+# --- the split harness and agent specs ------------------------------------------------------------------
+
+def test_evaluate_reexports_the_split_modules():
+    import agents.evaluate as ev
+    from agents import config, play, ratings, report, stats, tournament
+
+    assert ev.play_games is play.play_games and ev.wilson_interval is stats.wilson_interval
+    assert ev.fit_bradley_terry is ratings.fit_bradley_terry and ev.round_robin is tournament.round_robin
+    assert ev.write_results is report.write_results
+    for name in ("ConfigError", "FieldSpec", "check_schema", "read_yaml_config"):  # training uses these
+        assert getattr(ev, name) is getattr(config, name)
+    assert not hasattr(ev, "_fallback_rgb") and not hasattr(ev, "_move_texts")
+
+
+@pytest.mark.parametrize("spec,words", [
+    ("random:5", "takes no argument"), ("greedy:x", "takes no argument"), (None, "must be a non-empty string"),
+    ("", "must be a non-empty string"), (3, "must be a non-empty string"), ("alphazero", "unknown agent"),
+])
+def test_bad_agent_specs_are_rejected_clearly(spec, words):
+    with pytest.raises(AgentSpecError, match=words):
+        make_agent(spec)
+    with pytest.raises(ValueError):   # AgentSpecError is a ValueError
+        make_agent(spec)
+
+
+def test_config_rejects_arguments_the_agent_ignores():
+    with pytest.raises(ConfigError, match="takes no argument"):
+        validate_tournament_config(dict(BASE, agents={"a": "random:5", "b": "greedy"}))
+
+
+def test_recorded_moves_are_the_engines_notation():
+    # play_games writes moves through the engine's decode and format_move: the same text as Game
+    from tafl_env.game import Game
+
+    for variant in ("legacy_berserk", "historical_tablut"):
+        (g,) = play_games(variant, make_agent("random"), make_agent("random"), 1, seed=3, record=True,
+                          max_turns=60)
+        game = Game(variant, max_turns=60)
+        for text in g["moves"]:
+            assert game.push(text).notation == text
+        assert (game.result, game.turns) == (g["result"], g["turns"])
