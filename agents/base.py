@@ -55,6 +55,11 @@ class Agent:
         """(R,) actions for a batch of running games (subclasses implement this, or ``act``)."""
         raise NotImplementedError
 
+    def check_rules(self, rules) -> str | None:
+        """Called before any game under ``rules``: raise :class:`AgentSpecError` (one line) if this
+        agent cannot play them; may return a note for the user. Search agents play any rules."""
+        return None
+
     def __call__(self, engine: Engine, state: State) -> np.ndarray:
         return self.act(engine, state)
 

@@ -10,27 +10,42 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from tafl_env.cli import (PROG, CommandError, add_json_flag, add_rule_options, add_start_options,
                           emit_json, non_negative_int, positive_int, result_text, rule_options_from_args)
+from tafl_env.extras import require
 from tafl_env.rules import SIDES
 
 __all__ = ["add_eval", "add_train", "add_play"]
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    from .report import format_report, summary_line
-    from .tournament import AgentSpecError, ConfigError, load_tournament_config, run_tournament
+CONFIG_OUT = object()
+"""``--out`` given without a folder: the config's ``output_dir``."""
 
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    require("eval", f"{PROG} eval")
+    from .base import AgentSpecError
+    from .config import ConfigError
+    from .report import OutputDirError, check_output_dir, format_report, fresh_run_dir, summary_line
+    from .tournament import load_tournament_config, run_tournament, select_agents
+
+    if isinstance(args.out, str) and not args.out.strip():
+        raise CommandError("--out needs a folder, got an empty string")
+    overrides = {"seed": args.seed, "games_per_pair": args.games, "records": True if args.records else None}
+    flags = {"seed": "--seed", "games_per_pair": "--games", "records": "--records"}
     try:
-        config = load_tournament_config(args.config)
-        if args.seed is not None:
-            config["seed"] = args.seed
-        if args.records:
-            config["records"] = True
-        result = run_tournament(config, games_per_pair=args.games, out_dir=args.out, agents=args.agents,
-                                progress=not args.no_progress)
-    except (ConfigError, AgentSpecError) as exc:
+        config = select_agents(load_tournament_config(args.config, overrides, flags), args.agents)
+        if args.out is None:
+            out = fresh_run_dir(config["variant"])
+        else:
+            out = Path(config["output_dir"] if args.out is CONFIG_OUT else args.out)
+        check_output_dir(out, keep_results=not args.overwrite)
+        if not args.json:
+            print(f"results will go to {out}", flush=True)
+        result = run_tournament(config, out_dir=out, progress=not args.no_progress)
+    except (ConfigError, AgentSpecError, OutputDirError) as exc:
         raise CommandError(str(exc)) from None
     print(format_report(result))
     print(f"results written to {result['out_dir']}")
@@ -40,6 +55,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    require("train", f"{PROG} train")
     from .config import ConfigError
     from .train_selfplay import format_summary, load_train_config, train
 
@@ -84,16 +100,20 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     from .base import make_agent
 
+    # everything is checked before the game starts: the variant and options, the agent, its rules
+    game = Game(args.variant, position=args.position, to_move=args.to_move, **rule_options_from_args(args, cap=True))
     try:
         agent = make_agent(args.vs, seed=args.seed)
+        note = agent.check_rules(game.rules)
     except ValueError as exc:
         raise CommandError(str(exc)) from None
-    game = Game(args.variant, position=args.position, to_move=args.to_move, **rule_options_from_args(args, cap=True))
     human = args.side
     them = SIDES[1 - SIDES.index(human)]
     stdin = sys.stdin
     print(f"{game.rules.title}: you play the {human}s "
           f"against {args.vs} ({them}s). Type 'help' for help.")
+    if note:
+        print(f"note: {note}")
     print(_board_text(game))
     quit_ = False
     while not game.is_over():
@@ -161,13 +181,19 @@ def add_eval(sub) -> None:
     p = sub.add_parser("eval", help="run a round-robin tournament from a YAML config",
                        description="Run a round-robin tournament (agents/tournament.py) from a YAML config "
                                    "(configs/tournaments/*.yaml): every pair plays both ways round; writes "
-                                   "results.json, games.csv, ratings.csv and ratings.png to the output dir.")
+                                   "results.json, games.csv, ratings.csv and ratings.png to a fresh folder "
+                                   "runs/tournaments/<variant>/<time>/ (or --out) and says where. Needs the "
+                                   "'eval' extra (and 'train' for policy: agents).")
     p.add_argument("--config", "-c", required=True, metavar="FILE", help="the tournament config (YAML)")
     p.add_argument("--games", type=positive_int, metavar="N",
                    help="games per pair (even), instead of the config's games_per_pair")
-    p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
+    p.add_argument("--out", metavar="DIR", nargs="?", const=CONFIG_OUT,
+                   help="write the results to DIR instead of a fresh runs/tournaments/<variant>/<time>/; "
+                        "'--out' alone: to the config's output_dir (where its recorded results live)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="allow writing into a folder that already holds results (results.json)")
     p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
-    p.add_argument("--seed", type=int, help="base seed, instead of the config's seed")
+    p.add_argument("--seed", type=int, help="base seed, instead of the config's seed (checked like it)")
     p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(p)

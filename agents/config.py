@@ -30,7 +30,8 @@ class ConfigError(ValueError):
 
     def __init__(self, field: str, message: str, source: str = "tournament config"):
         self.field = field
-        super().__init__(f"{source}: field {field!r}: {message}")
+        where = "" if field.startswith("<") else f"field {field!r}: "   # <file>, <root>: the whole file
+        super().__init__(f"{source}: {where}{message}")
 
 
 # Tracebacks and doctests name the class where it used to live until every caller (the training

@@ -21,8 +21,70 @@ from tafl_env.rules import RuleSet
 
 from .gif import export_gif
 
-__all__ = ["GAME_COLUMNS", "replay_command", "format_record", "write_results", "plot_ratings",
-           "summary_line", "format_report"]
+__all__ = ["GAME_COLUMNS", "OutputDirError", "check_output_dir", "fresh_run_dir", "replay_command",
+           "format_record", "write_results", "plot_ratings", "summary_line", "format_report"]
+
+RUNS_DIR = Path("runs") / "tournaments"
+"""Where ``tafl eval`` writes a run unless told otherwise: ``runs/tournaments/<variant>/<time>``."""
+
+
+class OutputDirError(ValueError):
+    """The output directory cannot take the results (a file, unwritable, or holding results)."""
+
+
+def fresh_run_dir(variant: str, root: str | os.PathLike = RUNS_DIR, now: float | None = None) -> Path:
+    """A folder that does not exist yet: ``root/<variant>/<YYYYmmdd-HHMMSS>`` (``-2``, ``-3``… on a clash)."""
+    import time
+
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    base = Path(root) / variant / stamp
+    path, k = base, 1
+    while path.exists():
+        k += 1
+        path = base.with_name(f"{stamp}-{k}")
+    return path
+
+
+def check_output_dir(path: str | os.PathLike, *, keep_results: bool = False) -> Path:
+    """Check, before any game, that the results can be written to ``path``; leave nothing behind.
+
+    Raises :class:`OutputDirError` (one line) when ``path`` is empty, is a file or lies under one,
+    cannot be created or written, or (with ``keep_results``) already holds a ``results.json``.
+    Missing folders are created for a test write and removed again.
+    """
+    if not str(path).strip():
+        raise OutputDirError("the output directory must not be empty")
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"output directory {out} is an existing file")
+    if keep_results and (out / "results.json").exists():
+        raise OutputDirError(f"output directory {out} already holds results (results.json); "
+                             f"choose another folder or add --overwrite")
+    created: list[Path] = []
+    try:
+        missing = []
+        probe = out
+        while not probe.exists():
+            missing.append(probe)
+            probe = probe.parent
+        if not probe.is_dir():
+            raise OutputDirError(f"cannot create output directory {out}: {probe} is a file")
+        for folder in reversed(missing):
+            folder.mkdir()
+            created.append(folder)
+        import tempfile
+
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise OutputDirError(f"cannot write to output directory {out}: {exc.strerror or exc}") from None
+    finally:
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+    return out
 
 GAME_COLUMNS = ("game", "leg", "attacker", "defender", "attacker_spec", "defender_spec", "seed",
                 "index_in_leg", "result", "reason", "turns", "attacker_score")
@@ -168,7 +230,7 @@ def summary_line(result: Mapping[str, Any]) -> dict[str, Any]:
 
 def format_report(result: Mapping[str, Any]) -> str:
     """A text report: ratings, side advantage and pairings."""
-    lines = [f"{result['variant']}: {result['attacker_results']['games']} games in {result['seconds']:.1f} s"]
+    lines = [f"note: {note}" for note in result.get("notes", ())] + [f"{result['variant']}: {result['attacker_results']['games']} games in {result['seconds']:.1f} s"]
     lines.append(f"{'agent':<16} {'Elo':>8} {'95% interval':>20} {'games':>6} {'score':>6}")
     for r in result["ratings"]["ratings"]:
         iv = f"[{r['low']:.0f}, {r['high']:.0f}]" if r["low"] is not None else ""

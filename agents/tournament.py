@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 from itertools import combinations
 from typing import Any, Callable, Mapping, Sequence
 
@@ -29,7 +30,7 @@ from .ratings import DEFAULT_BOOTSTRAP, DEFAULT_PRIOR_SD, elo_ratings
 from .stats import attacker_score, pairing_table, side_table, wdl
 
 __all__ = ["AgentSpecError", "TOURNAMENT_SCHEMA", "validate_tournament_config", "load_tournament_config",
-           "leg_seed", "round_robin", "run_tournament", "build_agent"]
+           "leg_seed", "round_robin", "select_agents", "run_tournament", "build_agent"]
 
 
 def build_agent(spec: str, seed: int | None) -> Agent:
@@ -82,8 +83,10 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
                            "move cap in turns (a game reaching it is a truncated draw); null: the variant's default",
                            lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
     "output_dir": FieldSpec((str,), False, None,
-                            "directory for the results (relative to the working directory); "
-                            "default results/tournaments/<variant>",
+                            "the folder of this config's recorded results (relative to the working "
+                            "directory; default runs/tournaments/<variant>): only 'tafl eval --out' "
+                            "given without a folder writes there; a plain 'tafl eval' writes a fresh "
+                            "runs/tournaments/<variant>/<time>/",
                             lambda v: None if v.strip() else "must not be empty"),
     "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) passed to make_rules", None),
     "records": FieldSpec((bool,), False, False, "write records/ with one replayable move file per game", None),
@@ -127,7 +130,7 @@ def validate_tournament_config(raw: Any, source: str = "tournament config") -> d
     except ValueError as exc:
         raise ConfigError("options", str(exc), source) from None
     if out["output_dir"] is None:
-        out["output_dir"] = f"results/tournaments/{out['variant']}"
+        out["output_dir"] = f"runs/tournaments/{out['variant']}"
     return out
 
 
@@ -177,11 +180,18 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
     rule_opts = dict(options, **({"max_turns": max_turns} if max_turns is not None else {}))
     rules = make_rules(variant, **rule_opts)
     factory = agent_factory or build_agent
-    for name in names:  # every agent must build before any game is played
+    notes = []
+    for name in names:  # every agent must build, and accept the rules, before any game is played
         try:
-            factory(agents[name], 0)
+            note = factory(agents[name], 0).check_rules(rules)
         except AgentSpecError as exc:
             raise AgentSpecError(f"agent {name!r}: {exc}") from exc
+        if note:
+            notes.append(f"agent {name!r}: {note}")
+    if out_dir is not None:  # and the output must be writable, so no result is lost at the end
+        from .report import check_output_dir
+
+        check_output_dir(out_dir)
     half = games_per_pair // 2
     want_moves = records or gifs > 0
     legs = []
@@ -241,6 +251,7 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
         "pairings": pairing_table(games, names),
         "sides": side_table(games, names),
         "ratings": ratings,
+        "notes": notes,
         "games": [{k: v for k, v in g.items() if k != "moves"} for g in games],
     }
     if out_dir is not None:
@@ -254,29 +265,45 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
 
 # --- running a config -----------------------------------------------------------------------------
 
+def select_agents(config: Mapping[str, Any], agents: Sequence[str] | None) -> dict[str, Any]:
+    """The config with only ``agents`` (names of its agents, in the config's order) left to play."""
+    cfg = dict(config)
+    if not agents:
+        return cfg
+    unknown = [a for a in agents if a not in cfg["agents"]]
+    if unknown:
+        raise ConfigError("agents", f"unknown agent(s) {unknown}; the config has {list(cfg['agents'])}",
+                          "--agents (command line)")
+    cfg["agents"] = {a: cfg["agents"][a] for a in cfg["agents"] if a in agents}
+    if len(cfg["agents"]) < 2:
+        raise ConfigError("agents", "at least 2 agents must be selected", "--agents (command line)")
+    if cfg["anchor"] not in cfg["agents"]:
+        cfg["anchor"] = None
+    return cfg
+
+
 def run_tournament(config: Mapping[str, Any], *, games_per_pair: int | None = None,
                    out_dir: str | os.PathLike | None = None, agents: Sequence[str] | None = None,
                    progress: bool = True) -> dict[str, Any]:
-    """Run a validated config (:func:`load_tournament_config`), with optional overrides."""
+    """Run a validated config (:func:`load_tournament_config`), with optional overrides.
+
+    The results go to ``out_dir``; by default to a fresh folder
+    ``runs/tournaments/<variant>/<time>`` (:func:`agents.report.fresh_run_dir`), never over the
+    recorded results that a config's ``output_dir`` names (pass ``out_dir=config["output_dir"]``
+    to write there).
+    """
+    from .report import fresh_run_dir
+
     cfg = dict(config)
     if games_per_pair is not None:
         if games_per_pair < 2 or games_per_pair % 2:
-            raise ConfigError("games_per_pair", f"must be an even int >= 2, got {games_per_pair} (--games)")
+            raise ConfigError("games_per_pair", f"must be an even int >= 2, got {games_per_pair}",
+                              "--games (command line)")
         cfg["games_per_pair"] = games_per_pair
-    if out_dir is not None:
-        cfg["output_dir"] = str(out_dir)
-    if agents:
-        unknown = [a for a in agents if a not in cfg["agents"]]
-        if unknown:
-            raise ConfigError("agents", f"unknown agent(s) {unknown}; the config has {list(cfg['agents'])}")
-        cfg["agents"] = {a: cfg["agents"][a] for a in cfg["agents"] if a in agents}
-        if len(cfg["agents"]) < 2:
-            raise ConfigError("agents", "at least 2 agents must be selected")
-        if cfg["anchor"] not in cfg["agents"]:
-            cfg["anchor"] = None
+    cfg = select_agents(cfg, agents)
+    out = Path(out_dir) if out_dir is not None else fresh_run_dir(cfg["variant"])
     return round_robin(cfg["variant"], cfg["agents"], cfg["games_per_pair"], cfg["seed"],
-                       max_turns=cfg["max_turns"], options=cfg["options"], out_dir=cfg["output_dir"],
+                       max_turns=cfg["max_turns"], options=cfg["options"], out_dir=out,
                        records=cfg["records"], gifs=cfg["gifs"], fps=cfg["fps"], batch_size=cfg["batch_size"],
                        bootstrap=cfg["bootstrap"], anchor=cfg["anchor"], prior_sd=cfg["prior_sd"],
                        progress=progress, config=cfg)
-

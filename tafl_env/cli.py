@@ -231,13 +231,18 @@ def read_move_source(text: str, name: str = "<file>") -> dict[str, Any]:
 
 
 def _read_file(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    name = "<stdin>" if path == "-" else repr(path)
     try:
+        if path == "-":  # bytes, decoded strictly: a lenient locale must not smuggle bad input in
+            raw = getattr(sys.stdin, "buffer", None)
+            return raw.read().decode("utf-8") if raw is not None else sys.stdin.read()
         with open(path, encoding="utf-8") as fh:
             return fh.read()
     except OSError as exc:
-        raise CommandError(f"cannot read move file {path!r}: {exc.strerror or exc}") from None
+        raise CommandError(f"cannot read move file {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"move file {name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                           f"offset {exc.start})") from None
 
 
 # --- commands -------------------------------------------------------------------------------------
@@ -509,7 +514,7 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``tafl`` command; returns the exit status (0 ok, 2 bad input)."""
+    """Run the ``tafl`` command; returns the exit status (0 ok, 2 bad input, a missing extra or Ctrl-C)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     word = _command_word(argv)
     # A built-in command loads no add-on (the rule commands stay light); an add-on command loads
@@ -531,6 +536,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except (CommandError, TaflError, MissingExtraError) as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (a prompt left open gets its newline)
+        try:
+            print(flush=True)
+        except (OSError, ValueError):
+            pass
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `tafl moves ... | head -1`: stop quietly
         try:

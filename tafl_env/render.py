@@ -35,6 +35,7 @@ from functools import lru_cache
 import numpy as np
 
 from .engine import Engine, State
+from .extras import require
 from .engine.state import REASON_NAMES, RESULT_NAMES, RUNNING, TRUNCATED
 from .notation import (ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, EMPTY, FILES, KING, KNIGHT,
                        PIECE_LETTERS, square_name)
@@ -178,7 +179,8 @@ def render_rgb(engine: Engine, state: State, game: int = 0, square_px: int = 32)
 # --- window ---------------------------------------------------------------------------------------
 
 class HumanRenderer:
-    """A pygame window showing rgb frames; pygame is imported only when a frame is first shown.
+    """A pygame window showing rgb frames; pygame is imported only when a frame is first shown
+    (without it, a :class:`~tafl_env.extras.MissingExtraError` names the ``render`` extra).
 
     ``show(frame)`` draws an ``(H, W, 3)`` uint8 image, handles window events (closing the window
     closes the renderer) and waits to keep ``fps``. ``close()`` shuts the window.
@@ -211,6 +213,7 @@ class HumanRenderer:
             self._clock.tick(self.fps)
 
     def _open(self, width: int, height: int) -> None:
+        require("render", "render_mode='human' (a window)")
         import pygame
 
         self._pygame = pygame

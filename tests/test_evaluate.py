@@ -507,7 +507,7 @@ def test_config_missing_field_defaults_and_yaml_errors(tmp_path):
     with pytest.raises(ConfigError, match="'games_per_pair': is required"):
         validate_tournament_config(raw)
     cfg = validate_tournament_config(dict(BASE))
-    assert cfg["seed"] == 0 and cfg["output_dir"] == "results/tournaments/legacy_ard_ri"
+    assert cfg["seed"] == 0 and cfg["output_dir"] == "runs/tournaments/legacy_ard_ri"  # never results/
     assert cfg["bootstrap"] > 0 and cfg["anchor"] is None and cfg["options"] == {}
     bad = tmp_path / "bad.yaml"
     bad.write_text("variant: legacy_ard_ri\nagents: {a: random, b: random}\ngames_per_pair: 4\nfoo: 1\n")
