@@ -80,16 +80,38 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 PLAY_HELP = """Type a move in notation (RULES.md section 1), e.g. d2-d3, f7^f9 (a jump), or 'pass' to
 end a berserk chain; captures need not be written. Other commands:
-  moves   list your legal moves
-  board   draw the board again
-  help    this text
-  quit    give up and leave"""
+  moves       list your legal moves
+  moves SQ    list the legal moves of your piece on SQ, e.g. 'moves e3'
+  undo        take back your last move (and the reply to it)
+  board       draw the board again (the last move is marked: the piece in ( ), where it came from *)
+  help        this text
+  quit        give up and leave"""
 
 
 def _board_text(game) -> str:
     from tafl_env.render import render_ansi
 
-    return render_ansi(game.engine, game.state)
+    return render_ansi(game.engine, game.state, last_move=game.moves[-1] if game.moves else None)
+
+
+def _piece_moves(game, text: str, human: str) -> str:
+    """The answer to ``moves SQ``: the legal moves of the piece on SQ, or why there are none."""
+    from tafl_env.engine.tables import SIDE_OF
+    from tafl_env.errors import InvalidMoveError
+    from tafl_env.notation import parse_square, square_name
+
+    try:
+        sq = parse_square(text, game.n)
+    except InvalidMoveError as exc:
+        return f"cannot read the square {text!r}: {exc}"
+    name = square_name(sq, game.n)
+    side = int(SIDE_OF[game.state.board[0, sq]])
+    if side < 0:
+        return f"there is no piece on {name}"
+    if side != SIDES.index(human):
+        return f"the piece on {name} is not yours (you play the {human}s)"
+    mine = [m.notation for m in game.legal_moves() if m.origin == sq]
+    return " ".join(mine) if mine else f"the piece on {name} has no legal move now"
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -115,6 +137,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     if note:
         print(f"note: {note}")
     print(_board_text(game))
+    history: list = []     # the game before each of the person's moves, for 'undo'
     quit_ = False
     while not game.is_over():
         if game.to_move != human:
@@ -134,6 +157,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         if not text:
             continue
         low = text.lower()
+        words = low.split()
         if low in ("quit", "exit", "q", "resign"):
             print("you left the game")
             quit_ = True
@@ -142,16 +166,29 @@ def cmd_play(args: argparse.Namespace) -> int:
             print(PLAY_HELP)
             continue
         if low == "board":
-            print(_board_text(game))
+            last = game.moves[-1].notation if game.moves else None
+            print(_board_text(game) + (f"\nlast move: {last}" if last else ""))
             continue
         if low == "moves":
             print(" ".join(m.notation for m in game.legal_moves()))
+            continue
+        if words[0] == "moves" and len(words) == 2:
+            print(_piece_moves(game, words[1], human))
+            continue
+        if low in ("undo", "takeback", "u"):
+            if not history:
+                print("nothing to undo: you have not moved yet")
+                continue
+            game = history.pop()
+            print(f"took back your last move; {human} to move again")
+            print(_board_text(game))
             continue
         try:
             parsed = parse_move(text, game.n)
             if parsed != PASS and SIDE_OF[game.state.board[0, parsed.origin]] == 1 - SIDES.index(human):
                 raise IllegalMoveError(f"the piece on {square_name(parsed.origin, game.n)} is not yours "
                                        f"(you play the {human}s)")
+            before = game.copy()
             move = game.push(text)
         except InvalidMoveError as exc:
             print(f"cannot read that move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
@@ -159,6 +196,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         except IllegalMoveError as exc:
             print(f"not a legal move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
             continue
+        history.append(before)
         print(f"you play {move.notation}")
         print(_board_text(game))
     if quit_:
@@ -223,8 +261,9 @@ def add_play(sub) -> None:
     """The ``tafl play`` command (entry point ``play`` of ``tafl.commands``)."""
     p = sub.add_parser("play", help="play against an agent in the terminal",
                        description="Play against an agent in the terminal: type moves in notation "
-                                   "('moves' lists the legal moves, 'help', 'quit'). Reads stdin line by "
-                                   "line, so it can be driven by a pipe.")
+                                   "('moves' lists the legal moves, 'moves e3' those of one piece, 'undo' "
+                                   "takes your last move back, 'help', 'quit'). Reads stdin line by line, "
+                                   "so it can be driven by a pipe.")
     p.add_argument("variant", metavar="VARIANT")
     p.add_argument("--vs", required=True, metavar="AGENT",
                    help="the opponent: random, greedy, mcts:N[:ROLLOUT[:PRIOR]] or policy:PATH")

@@ -18,8 +18,9 @@ def export_gif(variant: str | RuleSet, moves: Sequence[str], path: str | os.Path
                **options) -> Path:
     """An animated GIF of a game: one frame for the start and one after every move (PIL).
 
-    Frames come from :func:`tafl_env.render.render_rgb`; the last frame is held three times as
-    long. PIL comes with matplotlib (the ``eval`` extra).
+    Frames come from :func:`tafl_env.render.render_rgb` with coordinates (file letters below, rank
+    numbers on the left) and the move just played framed in blue; the last frame is held three
+    times as long. PIL comes with matplotlib (the ``eval`` extra).
     """
     from PIL import Image
 
@@ -30,10 +31,11 @@ def export_gif(variant: str | RuleSet, moves: Sequence[str], path: str | os.Path
         game = Game(variant, position=position, to_move=to_move)
     else:
         game = Game(variant, position=position, to_move=to_move, **{"max_turns": None, **options})
-    frames = [render_rgb(game.engine, game.state, 0, square_px=square_px)]
+    frames = [render_rgb(game.engine, game.state, 0, square_px=square_px, coords=True)]
     for m in moves:
-        game.push(m)
-        frames.append(render_rgb(game.engine, game.state, 0, square_px=square_px))
+        played = game.push(m)
+        frames.append(render_rgb(game.engine, game.state, 0, square_px=square_px, coords=True,
+                                 last_move=played))
     images = [Image.fromarray(np.ascontiguousarray(f, dtype=np.uint8)) for f in frames]
     ms = max(int(round(1000.0 / fps)), 20)
     durations = [ms] * (len(images) - 1) + [3 * ms]

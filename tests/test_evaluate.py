@@ -445,6 +445,13 @@ def test_export_gif_is_a_valid_animation(tmp_path):
             im.seek(k)
             frames.append(np.asarray(im.convert("RGB")))
     assert not np.array_equal(frames[0], frames[1])  # the first move changed the picture
+    # coordinates around the board, and every move after the start framed in blue
+    from tafl_env import render as R
+
+    assert im.size[0] == 7 * 24 + R.margin_px(24)
+    has = lambda f, c: bool(np.all(f == np.array(c), axis=-1).any())
+    assert all(has(f, R.LABEL) for f in frames)
+    assert not has(frames[0], R.LAST_MOVE) and all(has(f, R.LAST_MOVE) for f in frames[1:])
     with pytest.raises(ValueError):  # an illegal move in the list is an error
         export_gif("legacy_ard_ri", ["d1-d2"], tmp_path / "bad.gif")
 
