@@ -12,9 +12,16 @@ ratings and ``h`` maximise that log-likelihood plus a Gaussian prior ``N(0, prio
 every rating and on ``h`` (a tiny L2 penalty, default ``prior_sd = 1000`` Elo): it keeps perfect
 scores finite and pins the otherwise free common offset, so the fit has mean 0; the ratings are then
 shifted so that the ``anchor`` agent is 0 (or left with mean 0). The maximisation is Newton's method
-with step halving (the objective is strictly concave). 95% intervals come from a bootstrap over
-games, stratified by (attacker agent, defender agent) cell and seeded: each replicate resamples
-every cell's games with replacement and refits.
+with step halving (the objective is strictly concave).
+
+**Intervals.** The 95% interval of a rating (relative to the anchor, or to the mean) or of ``h``
+is a profile-likelihood interval: every value ``v`` at which the best penalised log-likelihood
+with that quantity held at ``v`` lies within ``χ²₁(0.95) / 2 = 1.92`` of the maximum. Its width
+follows the information in the games: a few games give wide intervals, many games narrow ones,
+and a one-sided record leaves the far end to the prior (an agent that won all of 8 games is
+known to be better, not by how much). The intervals are deterministic. (A bootstrap that resampled
+games within each (attacker, defender) cell collapsed to a point whenever every cell was
+unanimous — ``[364.90, 364.90]`` from 8 games — which is why it is gone.)
 
     >>> round(elo_difference(0.75), 1)
     190.8
@@ -58,13 +65,6 @@ def _cells(att: np.ndarray, dfd: np.ndarray, y: np.ndarray, k: int):
     return uniq // k, uniq % k, n, s
 
 
-def _objective(x, i, j, n, s, lam, side):
-    z = x[i] - x[j] + (x[-1] if side else 0.0)
-    # s log σ(z) + (n − s) log σ(−z), computed stably
-    ll = -(s * np.logaddexp(0.0, -z) + (n - s) * np.logaddexp(0.0, z)).sum()
-    return ll - 0.5 * lam * float(x @ x)
-
-
 def fit_bradley_terry(attackers: Sequence[int], defenders: Sequence[int], scores: Sequence[float],
                       n_players: int, *, side_advantage: bool = True,
                       prior_sd: float | None = DEFAULT_PRIOR_SD, max_iter: int = 100,
@@ -100,43 +100,120 @@ def fit_bradley_terry(attackers: Sequence[int], defenders: Sequence[int], scores
     return _fit_cells(i, j, n, s, k, side_advantage, prior_sd, max_iter, tol)
 
 
+def _lam(prior_sd) -> float:
+    return 0.0 if prior_sd is None or not np.isfinite(prior_sd) else (ELO_SCALE / prior_sd) ** 2
+
+
+class _Model:
+    """The penalised log-likelihood of cell data in logits: ``x`` = (ratings…, h)."""
+
+    def __init__(self, i, j, n, s, k, side, prior_sd):
+        self.n, self.s, self.k, self.side = n, s, k, side
+        self.lam = _lam(prior_sd)
+        self.dim = k + (1 if side else 0)
+        rows = np.arange(len(i))
+        self.design = np.zeros((len(i), self.dim))
+        np.add.at(self.design, (rows, i), 1.0)
+        np.add.at(self.design, (rows, j), -1.0)
+        if side:
+            self.design[:, -1] = 1.0
+        # with no prior the common offset of the ratings is free: pin it (mean 0) as a constraint
+        self.base = np.zeros((0, self.dim)) if self.lam > 0 else np.append(np.ones(k), [0.0] * (self.dim - k))[None]
+
+    def value(self, x) -> float:
+        z = self.design @ x
+        # s log σ(z) + (n − s) log σ(−z), computed stably
+        ll = -(self.s * np.logaddexp(0.0, -z) + (self.n - self.s) * np.logaddexp(0.0, z)).sum()
+        return float(ll - 0.5 * self.lam * float(x @ x))
+
+    def grad_neg_hess(self, x):
+        p = np.exp(-np.logaddexp(0.0, -(self.design @ x)))   # σ(z) without overflow
+        grad = self.design.T @ (self.s - self.n * p) - self.lam * x
+        w = self.n * p * (1.0 - p)
+        return grad, (self.design * w[:, None]).T @ self.design + self.lam * np.eye(self.dim)
+
+    def maximise(self, x, constraints=None, max_iter: int = 100, tol: float = 1e-10):
+        """Newton's method with step halving from a feasible ``x``, keeping ``constraints @ x`` fixed
+        (the rows of ``self.base`` too); the objective is concave, so this finds the maximum."""
+        a = self.base if constraints is None else np.vstack([self.base, constraints])
+        m = len(a)
+        f = self.value(x)
+        for _ in range(max_iter):
+            grad, neg_hess = self.grad_neg_hess(x)
+            if m:
+                kkt = np.block([[neg_hess, a.T], [a, np.zeros((m, m))]])
+                rhs = np.concatenate([grad, np.zeros(m)])
+                delta = np.linalg.lstsq(kkt, rhs, rcond=None)[0][: self.dim]
+            else:
+                delta = np.linalg.solve(neg_hess, grad)
+            t = 1.0
+            while True:
+                cand = x + t * delta
+                fc = self.value(cand)
+                if fc >= f - 1e-12 or t < 1e-6:
+                    break
+                t *= 0.5
+            x, f_old, f = cand, f, fc
+            if np.max(np.abs(t * delta)) < tol or abs(f - f_old) < tol * max(1.0, abs(f)):
+                break
+        return x, f
+
+
 def _fit_cells(i, j, n, s, k, side, prior_sd, max_iter=100, tol=1e-10):
-    lam = 0.0 if prior_sd is None or not np.isfinite(prior_sd) else (ELO_SCALE / prior_sd) ** 2
-    dim = k + (1 if side else 0)
-    x = np.zeros(dim)
     if len(i) == 0:
         return np.zeros(k), 0.0
-    # design: +1 at the attacker, −1 at the defender, +1 at h
-    rows = np.arange(len(i))
-    design = np.zeros((len(i), dim))
-    np.add.at(design, (rows, i), 1.0)
-    np.add.at(design, (rows, j), -1.0)
-    if side:
-        design[:, -1] = 1.0
-    f = _objective(x, i, j, n, s, lam, side)
-    for _ in range(max_iter):
-        z = design @ x
-        p = 1.0 / (1.0 + np.exp(-z))
-        grad = design.T @ (s - n * p) - lam * x
-        w = n * p * (1.0 - p)
-        neg_hess = (design * w[:, None]).T @ design + lam * np.eye(dim)
-        if lam > 0:
-            delta = np.linalg.solve(neg_hess, grad)
-        else:
-            delta = np.linalg.lstsq(neg_hess, grad, rcond=None)[0]
-        t = 1.0
-        while True:
-            cand = x + t * delta
-            fc = _objective(cand, i, j, n, s, lam, side)
-            if fc >= f - 1e-12 or t < 1e-6:
-                break
-            t *= 0.5
-        x, f_old, f = cand, f, fc
-        if np.max(np.abs(t * delta)) < tol or abs(f - f_old) < tol * max(1.0, abs(f)):
-            break
+    x, _ = _Model(i, j, n, s, k, side, prior_sd).maximise(np.zeros(k + (1 if side else 0)), None, max_iter, tol)
     r = x[:k] - x[:k].mean()
     h = float(x[-1]) if side else 0.0
     return r * ELO_SCALE, h * ELO_SCALE
+
+
+PROFILE_LIMIT = 60.0
+"""Logits (about 10,000 Elo) beyond the fit at which a profile interval counts as unbounded."""
+
+
+def _profile_interval(model: _Model, x_hat, f_hat: float, c, level: float, tol: float = 1e-5):
+    """The ``level`` profile-likelihood interval of ``c @ x`` (logits): every value ``v`` whose
+    best penalised log-likelihood under ``c @ x = v`` lies within ``χ²₁(level) / 2`` of the maximum.
+    An end the objective never drops below that at is ±inf (only without a prior)."""
+    from statistics import NormalDist
+
+    drop = NormalDist().inv_cdf(0.5 + level / 2) ** 2 / 2
+    v_hat = float(c @ x_hat)
+    cc = float(c @ c)
+    _, neg_hess = model.grad_neg_hess(x_hat)
+    step0 = max(math.sqrt(max(float(c @ np.linalg.pinv(neg_hess) @ c), 0.0)), 0.05)
+
+    def profile(v, x_from):
+        x0 = x_from + (v - float(c @ x_from)) / cc * c
+        return model.maximise(x0, c[None])
+
+    ends = []
+    for sign in (-1.0, 1.0):
+        inside, x_in = 0.0, x_hat
+        step = step0
+        while True:               # walk out until the profile drops far enough
+            x_out, f_out = profile(v_hat + sign * step, x_in)
+            if f_out < f_hat - drop:
+                outside = step
+                break
+            inside, x_in = step, x_out
+            if step > PROFILE_LIMIT:
+                outside = None
+                break
+            step *= 2.0
+        if outside is None:
+            ends.append(sign * math.inf)
+            continue
+        while outside - inside > tol:   # bisect between the last point inside and the first outside
+            mid = 0.5 * (inside + outside)
+            x_mid, f_mid = profile(v_hat + sign * mid, x_in)
+            if f_mid >= f_hat - drop:
+                inside, x_in = mid, x_mid
+            else:
+                outside = mid
+        ends.append(v_hat + sign * 0.5 * (inside + outside))
+    return ends[0], ends[1]
 
 
 def elo_ratings(games: Sequence[Mapping[str, Any]], names: Sequence[str], *, anchor: str | None = None,
@@ -144,9 +221,26 @@ def elo_ratings(games: Sequence[Mapping[str, Any]], names: Sequence[str], *, anc
                 side_advantage: bool = True, level: float = 0.95) -> dict[str, Any]:
     """Ratings of ``names`` from game rows (``attacker``, ``defender``, ``result``), with intervals.
 
-    ``anchor``: the agent whose rating is 0 (default: the mean is 0). The intervals are the
-    ``level`` percentile intervals of ``bootstrap`` stratified bootstrap replicates (seeded by
-    ``seed``; none when ``bootstrap`` is 0).
+    ``anchor``: the agent whose rating is 0 (default: the mean is 0). The intervals are ``level``
+    profile-likelihood intervals (module docstring) of each rating relative to the anchor (or the
+    mean) and of the side advantage; ``bootstrap=0`` leaves them out. (``bootstrap`` and ``seed``
+    once set a resampling bootstrap; any other value of ``bootstrap`` now just asks for intervals,
+    and ``seed`` is unused: the intervals are deterministic.)
+
+    Eight games won by one agent, four on each side, leave its rating wide open; a thousand
+    mixed games pin it down:
+
+    >>> few = [{"attacker": a, "defender": d, "result": w} for a, d, w in
+    ...        [("ppo", "rnd", "attacker"), ("rnd", "ppo", "defender")] * 4]
+    >>> r = {row["name"]: row for row in elo_ratings(few, ["rnd", "ppo"], anchor="rnd")["ratings"]}
+    >>> r["ppo"]["high"] - r["ppo"]["low"] > 1000
+    True
+    >>> many = [{"attacker": a, "defender": d, "result": w} for a, d, w in
+    ...         [("ppo", "rnd", "attacker"), ("ppo", "rnd", "defender"), ("rnd", "ppo", "defender"),
+    ...          ("ppo", "rnd", "attacker"), ("rnd", "ppo", "attacker"), ("rnd", "ppo", "defender")] * 200]
+    >>> r = {row["name"]: row for row in elo_ratings(many, ["rnd", "ppo"], anchor="rnd")["ratings"]}
+    >>> r["ppo"]["high"] - r["ppo"]["low"] < 100
+    True
     """
     names = list(names)
     index = {name: x for x, name in enumerate(names)}
@@ -157,37 +251,41 @@ def elo_ratings(games: Sequence[Mapping[str, Any]], names: Sequence[str], *, anc
     dfd = np.array([index[g["defender"]] for g in games], dtype=np.intp)
     y = np.array([attacker_score(g["result"]) for g in games], dtype=float)
 
-    def shift(r):
-        return r - (r[index[anchor]] if anchor is not None else r.mean())
+    def contrast(x: int) -> np.ndarray:
+        """The rating of agent ``x`` as reported: relative to the anchor, or to the mean."""
+        c = np.zeros(k + (1 if side_advantage else 0))
+        c[x] += 1.0
+        if anchor is not None:
+            c[index[anchor]] -= 1.0
+        else:
+            c[:k] -= 1.0 / k
+        return c
 
     if len(games):
         i, j, n, s = _cells(att, dfd, y, k)
     else:
         i = j = np.zeros(0, dtype=np.intp)
         n = s = np.zeros(0)
-    r, h = _fit_cells(i, j, n, s, k, side_advantage, prior_sd)
-    r = shift(r)
     low = high = None
     h_low = h_high = None
-    if bootstrap and len(games):
-        rng = np.random.default_rng(seed)
-        key = att * k + dfd
-        cell_of = np.searchsorted(i * k + j, key)
-        # per cell: counts of attacker wins, draws, losses
-        wins = np.bincount(cell_of, weights=(y == 1.0), minlength=len(i))
-        draws = np.bincount(cell_of, weights=(y == 0.5), minlength=len(i))
-        probs = np.stack([wins, draws, n - wins - draws], axis=1) / n[:, None]
-        reps_r = np.empty((bootstrap, k))
-        reps_h = np.empty(bootstrap)
-        for b in range(bootstrap):
-            counts = np.array([rng.multinomial(int(nc), pc) for nc, pc in zip(n, probs)])
-            sb = counts[:, 0] + 0.5 * counts[:, 1]
-            rb, hb = _fit_cells(i, j, n, sb, k, side_advantage, prior_sd)
-            reps_r[b] = shift(rb)
-            reps_h[b] = hb
-        q = [50 * (1 - level), 50 * (1 + level)]
-        low, high = np.percentile(reps_r, q, axis=0)
-        h_low, h_high = (float(v) for v in np.percentile(reps_h, q))
+    if len(games):
+        model = _Model(i, j, n, s, k, side_advantage, prior_sd)
+        x_hat, f_hat = model.maximise(np.zeros(model.dim))
+        r = np.array([float(contrast(x) @ x_hat) for x in range(k)]) * ELO_SCALE
+        h = float(x_hat[-1]) * ELO_SCALE if side_advantage else 0.0
+        if bootstrap:
+            bounds = [(0.0, 0.0) if anchor == name else _profile_interval(model, x_hat, f_hat, contrast(x), level)
+                      for x, name in enumerate(names)]
+            low = np.array([b[0] for b in bounds]) * ELO_SCALE
+            high = np.array([b[1] for b in bounds]) * ELO_SCALE
+            if side_advantage:
+                e_h = np.zeros(model.dim)
+                e_h[-1] = 1.0
+                h_low, h_high = (v * ELO_SCALE for v in _profile_interval(model, x_hat, f_hat, e_h, level))
+            else:
+                h_low = h_high = 0.0
+    else:
+        r, h = np.zeros(k), 0.0
     ratings = []
     for x, name in enumerate(names):
         mine = [g for g in games if name in (g["attacker"], g["defender"])]
@@ -199,7 +297,7 @@ def elo_ratings(games: Sequence[Mapping[str, Any]], names: Sequence[str], *, anc
                         "games": len(mine), "score": pts / len(mine) if mine else None})
     ratings.sort(key=lambda row: -row["rating"])
     return {"model": "bradley_terry_elo_with_side_term", "scale": ELO_SCALE, "anchor": anchor,
-            "prior_sd": prior_sd, "bootstrap": bootstrap, "bootstrap_seed": seed, "level": level,
-            "draws": "half a win", "ratings": ratings,
+            "prior_sd": prior_sd, "intervals": "profile likelihood" if low is not None else None,
+            "level": level, "draws": "half a win", "ratings": ratings,
             "side_advantage": {"elo": h, "low": h_low, "high": h_high,
                                "attacker_expected_score_equal_players": expected_score(h)}}

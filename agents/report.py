@@ -207,7 +207,7 @@ def plot_ratings(result: Mapping[str, Any], path: str | os.PathLike) -> None:
     ax.set_yticks(np.arange(len(rows)), names)
     ax.axvline(0, color="grey", lw=0.8, ls="--")
     sa = result["ratings"]["side_advantage"]
-    ax.set_xlabel("Elo (95% bootstrap interval)")
+    ax.set_xlabel("Elo (95% profile-likelihood interval)")
     ax.set_title(f"{result['variant']}: {result['attacker_results']['games']} games, "
                  f"attacker side advantage {sa['elo']:+.0f} Elo", fontsize=10)
     fig.tight_layout()

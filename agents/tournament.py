@@ -97,7 +97,9 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
     "batch_size": FieldSpec((int, type(None)), False, None,
                             "games played at once per leg; null: all of the leg's games in one batch",
                             lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
-    "bootstrap": FieldSpec((int,), False, DEFAULT_BOOTSTRAP, "bootstrap replicates for the rating intervals (0: none)",
+    "bootstrap": FieldSpec((int,), False, DEFAULT_BOOTSTRAP,
+                           "rating intervals: 0 for none, else 95% profile-likelihood intervals (the "
+                           "number once counted bootstrap replicates; the intervals no longer resample)",
                            lambda v: None if v >= 0 else f"must be >= 0, got {v}"),
     "anchor": FieldSpec((str, type(None)), False, None,
                         "agent whose rating is fixed at 0; null: the ratings have mean 0", None),

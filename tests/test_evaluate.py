@@ -249,14 +249,61 @@ def test_elo_ratings_anchor_intervals_and_determinism():
     assert sa["low"] <= sa["elo"] <= sa["high"]
     again = elo_ratings(games, ["random", "good"], anchor="random", bootstrap=100, seed=5)
     assert again == out
-    other = elo_ratings(games, ["random", "good"], anchor="random", bootstrap=100, seed=6)
-    assert other["ratings"][0]["low"] != out["ratings"][0]["low"]
+    # profile-likelihood intervals are deterministic: the seed no longer matters
+    assert elo_ratings(games, ["random", "good"], anchor="random", bootstrap=100, seed=6) == out
     # without anchor: mean 0
     mean0 = elo_ratings(games, ["random", "good"], bootstrap=0)
     assert sum(r["rating"] for r in mean0["ratings"]) == pytest.approx(0.0, abs=1e-9)
     assert mean0["ratings"][0]["low"] is None
     with pytest.raises(ValueError):
         elo_ratings(games, ["random", "good"], anchor="nobody")
+
+
+def _unanimous(games_each_side: int):
+    """'ppo' beats 'rnd' in every game, half of them attacking."""
+    return _games([("ppo", "rnd", "attacker", games_each_side), ("rnd", "ppo", "defender", games_each_side)])
+
+
+def test_few_unanimous_games_give_a_wide_interval():
+    # the collapse of issue 12: 8 unanimous games gave ppo [x, x] and the side advantage [-500, -500]
+    out = elo_ratings(_unanimous(4), ["rnd", "ppo"], anchor="rnd")
+    by = {r["name"]: r for r in out["ratings"]}
+    ppo, sa = by["ppo"], out["side_advantage"]
+    assert ppo["low"] < ppo["rating"] < ppo["high"]
+    assert ppo["low"] > 0                               # better, that much 8 games do show
+    assert ppo["high"] - ppo["low"] > 1000              # but not by how much
+    assert sa["low"] < sa["elo"] < sa["high"] and sa["high"] - sa["low"] > 1000
+    assert by["rnd"]["low"] == by["rnd"]["high"] == 0.0  # the anchor is 0 by definition
+    # more unanimous games raise the lower end: the data say more, the prior still bounds the top
+    more = {r["name"]: r for r in elo_ratings(_unanimous(200), ["rnd", "ppo"], anchor="rnd")["ratings"]}
+    assert more["ppo"]["low"] > ppo["low"] + 300
+
+
+def test_interval_width_follows_the_number_of_games():
+    widths = []
+    for reps in (2, 20, 200):   # A scores 3 of 4 on each side
+        games = _games([("A", "B", "attacker", 3 * reps), ("A", "B", "defender", reps),
+                        ("B", "A", "defender", 3 * reps), ("B", "A", "attacker", reps)])
+        out = elo_ratings(games, ["A", "B"], anchor="B")
+        a = [r for r in out["ratings"] if r["name"] == "A"][0]
+        assert a["low"] < a["rating"] < a["high"]
+        widths.append(a["high"] - a["low"])
+    assert widths[0] > 2 * widths[1] > 4 * widths[2]
+    assert widths[0] > 400 and widths[2] < 90
+
+
+def test_profile_interval_matches_the_normal_approximation_for_many_games():
+    # one side, no prior: the rating gap is 400 log10(p/(1-p)); its sd 1/sqrt(n p (1-p)) logits
+    games = _games([("A", "B", "attacker", 3000), ("A", "B", "defender", 1000)])
+    out = elo_ratings(games, ["A", "B"], anchor="B", side_advantage=False, prior_sd=None)
+    a = [r for r in out["ratings"] if r["name"] == "A"][0]
+    half = 1.959964 * ELO_SCALE / math.sqrt(4000 * 0.75 * 0.25)
+    assert a["rating"] == pytest.approx(elo_difference(0.75), abs=1e-6)
+    assert a["low"] == pytest.approx(a["rating"] - half, abs=1.5)
+    assert a["high"] == pytest.approx(a["rating"] + half, abs=1.5)
+    # without a prior a one-sided record has no upper end at all
+    out = elo_ratings(_unanimous(4), ["rnd", "ppo"], anchor="rnd", side_advantage=False, prior_sd=None)
+    assert [r for r in out["ratings"] if r["name"] == "ppo"][0]["high"] == math.inf
 
 
 # --- tables ---------------------------------------------------------------------------------------------
