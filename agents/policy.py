@@ -6,12 +6,14 @@ exactly what the training environments produce; the model is asked with
 ``model.predict(obs, action_masks=mask, deterministic=...)`` for the running games only (finished
 games get −1). torch and SB3 (the ``train`` extra) are imported when the agent is built.
 
-**Which game a model plays.** A model zip may carry the rules it was trained on: the file
-``tafl_model.json`` inside the zip (:data:`MODEL_INFO`), written by :func:`save_policy` or
-:func:`stamp_model` at save time, holds the variant id and every rule option. Before any game the
-agent's :meth:`PolicyAgent.check_rules` compares them with the game's and refuses another variant
-or other rule options (the move cap aside). A zip without that file (an older model) is judged by
-the resolved ``config.yaml`` a training run writes beside its output (``OUT/final.zip``,
+**Which game a model plays.** A model zip may carry the rules it was trained on: the model
+attribute ``tafl_rules`` (:data:`MODEL_INFO`) = ``{"variant": id, "rules": {field: value}}``, which
+SB3 saves as plain JSON in the zip's ``data`` entry and restores on load. Training runs set it
+before saving; :func:`save_policy` does the same for any model, and :func:`stamp_model` adds it to
+a saved zip. Before any game the agent's :meth:`PolicyAgent.check_rules` compares it with the
+game's rules (read from the JSON, nothing unpickled) and refuses another variant or other rule
+options (the move cap aside). A zip without it (an older model) is judged by the resolved
+``config.yaml`` a training run writes beside its output (``OUT/final.zip``,
 ``OUT/checkpoints/step_T.zip``) and, failing that, by its board size alone, and says so.
 
 **Trust.** Loading a model zip, like every SB3 checkpoint, unpickles parts of it and so can run
@@ -39,51 +41,46 @@ from .base import Agent, AgentSpecError, register_agent
 __all__ = ["PolicyAgent", "MODEL_INFO", "model_info", "stamp_model", "save_policy", "read_model_info",
            "resolve_model_path", "rules_mismatch"]
 
-MODEL_INFO = "tafl_model.json"
-"""The member of a model zip that records the rules it was trained on (SB3 ignores other members)."""
+MODEL_INFO = "tafl_rules"
+"""The model attribute (and key of the zip's ``data`` JSON) that records the rules it was trained on."""
 
 _NOT_RULES = ("name", "title", "summary")          # a RuleSet's labels, not rules
 _CAP_ONLY = ("max_turns",)                          # the move cap: a policy plays under any cap
 
 
 def model_info(rules: RuleSet) -> dict[str, Any]:
-    """What :func:`stamp_model` stores: the variant id, the board size and every rule option.
+    """The ``tafl_rules`` record of ``rules``: the variant id and every rule field (plain JSON).
 
     >>> info = model_info(make_rules("legacy_ard_ri", repetition="draw"))
-    >>> info["variant"], info["board_size"], info["rules"]["repetition"]
+    >>> info["variant"], info["rules"]["board_size"], info["rules"]["repetition"]
     ('legacy_ard_ri', 7, 'draw')
     """
     fields = {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules) if f.name not in _NOT_RULES}
-    return {"format": 1, "variant": rules.name, "board_size": rules.board_size, "rules": fields}
-
-
-def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
-    """Record ``rules`` inside the model zip at ``path`` (replacing an earlier record)."""
-    path = Path(path)
-    text = json.dumps(model_info(rules), indent=1, sort_keys=True)
-    with zipfile.ZipFile(path) as zf:
-        present = MODEL_INFO in zf.namelist()
-    if not present:
-        with zipfile.ZipFile(path, "a") as zf:
-            zf.writestr(MODEL_INFO, text)
-        return path
-    tmp = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as dst:
-        for item in src.infolist():
-            if item.filename != MODEL_INFO:
-                dst.writestr(item, src.read(item.filename))
-        dst.writestr(MODEL_INFO, text)
-    os.replace(tmp, path)
-    return path
+    return {"variant": rules.name, "rules": fields}
 
 
 def save_policy(model, path: str | os.PathLike, rules: RuleSet) -> Path:
-    """``model.save(path)`` and :func:`stamp_model`: a zip that knows which game it plays."""
+    """``model.save(path)`` with ``model.tafl_rules`` set: a zip that knows which game it plays."""
+    setattr(model, MODEL_INFO, model_info(rules))
     path = Path(path)
     model.save(path)
-    if path.suffix != ".zip":          # SB3 appends .zip
-        path = path.with_name(path.name + ".zip")
-    return stamp_model(path, rules)
+    return path if path.suffix == ".zip" else path.with_name(path.name + ".zip")   # SB3 appends .zip
+
+
+def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
+    """Record ``rules`` in an already saved model zip (its ``data`` JSON), replacing any record."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
+        for item in src.infolist():
+            content = src.read(item.filename)
+            if item.filename == "data":
+                data = json.loads(content.decode("utf-8"))
+                data[MODEL_INFO] = model_info(rules)
+                content = json.dumps(data, indent=4).encode("utf-8")
+            dst.writestr(item, content)
+    os.replace(tmp, path)
+    return path
 
 
 def resolve_model_path(text: str | os.PathLike) -> Path:
@@ -132,17 +129,13 @@ def _training_config_beside(path: Path) -> tuple[dict, Path] | None:
 def read_model_info(path: str | os.PathLike) -> tuple[dict[str, Any] | None, str]:
     """``(info, source)``: the rules a model was trained on, and where they were found.
 
-    ``info`` is :func:`model_info`'s dict, from the zip's :data:`MODEL_INFO`, else from a training
-    ``config.yaml`` beside it; ``(None, why)`` when neither tells.
+    ``info`` is :func:`model_info`'s dict, from the zip's ``data`` JSON (:data:`MODEL_INFO`), else
+    from a training ``config.yaml`` beside it; ``(None, why)`` when neither tells.
     """
     path = Path(path)
-    with zipfile.ZipFile(path) as zf:
-        if MODEL_INFO in zf.namelist():
-            try:
-                info = json.loads(zf.read(MODEL_INFO).decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise AgentSpecError(f"policy path {path}: {MODEL_INFO} is unreadable: {exc}") from None
-            return info, f"{path.name}:{MODEL_INFO}"
+    info = _zip_data(path).get(MODEL_INFO)
+    if isinstance(info, dict) and isinstance(info.get("variant"), str) and isinstance(info.get("rules"), dict):
+        return info, f"the model's {MODEL_INFO}"
     found = _training_config_beside(path)
     if found is not None:
         raw, cfg = found
@@ -156,12 +149,20 @@ def read_model_info(path: str | os.PathLike) -> tuple[dict[str, Any] | None, str
     return None, f"{path} records no rules (an older model)"
 
 
-def _observation_shape(path: Path) -> tuple[int, ...] | None:
-    """The observation shape an SB3 zip declares, read from its JSON (nothing unpickled)."""
+def _zip_data(path: Path) -> dict[str, Any]:
+    """The ``data`` entry of an SB3 zip as JSON (nothing unpickled); ``{}`` when unreadable."""
     try:
         with zipfile.ZipFile(path) as zf:
             data = json.loads(zf.read("data").decode("utf-8"))
-        return tuple(int(v) for v in data["observation_space"]["_shape"])
+    except Exception:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _observation_shape(path: Path) -> tuple[int, ...] | None:
+    """The observation shape an SB3 zip declares, read from its JSON (nothing unpickled)."""
+    try:
+        return tuple(int(v) for v in _zip_data(path)["observation_space"]["_shape"])
     except Exception:
         return None
 

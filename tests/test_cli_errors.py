@@ -270,3 +270,22 @@ def test_eval_leaves_the_recorded_results_alone(work):
     assert proc.returncode == 0, proc.stderr
     assert (recorded / "results.json").read_bytes() != before
     assert f"results written to {recorded.relative_to(work)}" in proc.stdout
+
+
+def test_save_policy_records_the_rules_like_a_training_run(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from agents.base import AgentSpecError
+    from agents.policy import PolicyAgent, read_model_info, save_policy
+
+    model = MaskablePPO.load(str(TABLUT_MODEL), device="cpu")
+    path = save_policy(model, tmp_path / "saved", make_rules("historical_tablut"))
+    assert path == tmp_path / "saved.zip" and path.is_file()
+    info, source = read_model_info(path)
+    assert info["variant"] == "historical_tablut" and MODEL_INFO in source
+    agent = PolicyAgent(path)
+    assert agent.check_rules(make_rules("historical_tablut", max_turns=50)) is None   # the cap is free
+    with pytest.raises(AgentSpecError, match="repetition"):
+        agent.check_rules(make_rules("historical_tablut", repetition="draw"))
+    assert MaskablePPO.load(str(path), device="cpu").tafl_rules == info           # SB3 restores it
