@@ -4,7 +4,7 @@ See :class:`agents.base.Agent` for the interface; :func:`agents.make_agent` buil
 spec such as ``"random"``, ``"greedy"``, ``"mcts:64"`` or ``"mcts:64:random:uniform"``.
 """
 
-from .base import Agent, make_agent, register_agent
+from .base import Agent, AgentSpecError, make_agent, register_agent
 from .random_agent import RandomAgent
 
-__all__ = ["Agent", "RandomAgent", "make_agent", "register_agent"]
+__all__ = ["Agent", "AgentSpecError", "RandomAgent", "make_agent", "register_agent"]

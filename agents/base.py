@@ -55,6 +55,11 @@ class Agent:
         """(R,) actions for a batch of running games (subclasses implement this, or ``act``)."""
         raise NotImplementedError
 
+    def check_rules(self, rules) -> str | None:
+        """Called before any game under ``rules``: raise :class:`AgentSpecError` (one line) if this
+        agent cannot play them; may return a note for the user. Search agents play any rules."""
+        return None
+
     def __call__(self, engine: Engine, state: State) -> np.ndarray:
         return self.act(engine, state)
 
@@ -62,24 +67,64 @@ class Agent:
         return f"{type(self).__name__}({self.name!r})"
 
 
-def register_agent(kind: str, factory: Callable[..., Agent]) -> None:
-    """Make ``make_agent("kind[:arg]")`` build agents with ``factory(arg, seed=...)``."""
+class AgentSpecError(ValueError):
+    """An agent cannot be built from its spec: not a string, an unknown kind, an argument the kind
+    does not take or cannot read, a missing file."""
+
+
+_NO_ARGUMENT: set[str] = {"random", "greedy"}
+"""Kinds that take no ``:ARG`` (``random:5`` is an error, not a silently ignored 5)."""
+
+
+def register_agent(kind: str, factory: Callable[..., Agent], *, takes_argument: bool | None = None) -> None:
+    """Make ``make_agent("kind[:arg]")`` build agents with ``factory(arg, seed=...)``.
+
+    With ``takes_argument=False`` a spec ``kind:ARG`` is rejected before the factory is called.
+    """
     _REGISTRY[kind] = factory
+    if takes_argument is False:
+        _NO_ARGUMENT.add(kind)
+    elif takes_argument is True:
+        _NO_ARGUMENT.discard(kind)
+
+
+def known_kinds() -> list[str]:
+    """Every agent kind ``make_agent`` can build (loading the built-in agent modules)."""
+    _load_builtin_agents()
+    return sorted(_REGISTRY)
+
+
+def split_spec(spec: object) -> tuple[str, str | None]:
+    """``"mcts:64"`` → ``("mcts", "64")``; checks the spec's type, kind and argument presence.
+
+    >>> split_spec("mcts:64"), split_spec("random")
+    (('mcts', '64'), ('random', None))
+    >>> split_spec("random:5")
+    Traceback (most recent call last):
+    ...
+    agents.base.AgentSpecError: agent 'random' takes no argument, got 'random:5'
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"an agent spec must be a non-empty string such as 'random', 'greedy', "
+                             f"'mcts:64' or 'policy:PATH', got {spec!r}")
+    kind, sep, arg = spec.partition(":")
+    if kind not in _REGISTRY:
+        _load_builtin_agents()
+    if kind not in _REGISTRY:
+        raise AgentSpecError(f"unknown agent {spec!r}; known kinds: {', '.join(sorted(_REGISTRY))}")
+    if kind in _NO_ARGUMENT and sep:
+        raise AgentSpecError(f"agent {kind!r} takes no argument, got {spec!r}")
+    return kind, (arg or None)
 
 
 def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
     """An agent from a short spec: ``"random"``, ``"greedy"``, ``"mcts:64"``, ``"policy:path.zip"``.
 
-    The part after the first ``:`` is passed to the agent's factory as its argument.
+    The part after the first ``:`` is passed to the agent's factory as its argument. A bad spec is
+    an :class:`AgentSpecError` (a ``ValueError``) that names it.
     """
-    kind, _, arg = spec.partition(":")
-    if kind not in _REGISTRY:
-        _load_builtin_agents()
-    try:
-        factory = _REGISTRY[kind]
-    except KeyError:
-        raise ValueError(f"unknown agent {spec!r}; known kinds: {', '.join(sorted(_REGISTRY))}") from None
-    return factory(arg or None, seed=seed, **kwargs)
+    kind, arg = split_spec(spec)
+    return _REGISTRY[kind](arg, seed=seed, **kwargs)
 
 
 def _load_builtin_agents() -> None:

@@ -4,17 +4,190 @@ Observations are ``observe(engine, state, state.to_move)`` — (B, N, N, 14) flo
 side to move (see :mod:`tafl_env.observation`) — and masks are ``engine.legal_action_mask(state)``,
 exactly what the training environments produce; the model is asked with
 ``model.predict(obs, action_masks=mask, deterministic=...)`` for the running games only (finished
-games get −1). torch and SB3 are imported lazily, when the agent is built.
+games get −1). torch and SB3 (the ``train`` extra) are imported when the agent is built.
+
+**Which game a model plays.** A model zip may carry the rules it was trained on: the model
+attribute ``tafl_rules`` (:data:`MODEL_INFO`) = ``{"variant": id, "rules": {field: value}}``, which
+SB3 saves as plain JSON in the zip's ``data`` entry and restores on load. Training runs set it
+before saving; :func:`save_policy` does the same for any model, and :func:`stamp_model` adds it to
+a saved zip. Before any game the agent's :meth:`PolicyAgent.check_rules` compares it with the
+game's rules (read from the JSON, nothing unpickled) and refuses another variant or other rule
+options (the move cap aside). A zip without it (an older model) is judged by the resolved
+``config.yaml`` a training run writes beside its output (``OUT/final.zip``,
+``OUT/checkpoints/step_T.zip``) and, failing that, by its board size alone, and says so.
+
+**Trust.** Loading a model zip, like every SB3 checkpoint, unpickles parts of it and so can run
+code: load only models from a trusted source.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 
 from tafl_env.engine import Engine, State
+from tafl_env.extras import require
 from tafl_env.observation import observe
+from tafl_env.rules import RuleSet, make_rules
 
-from .base import Agent, register_agent
+from .base import Agent, AgentSpecError, register_agent
+
+__all__ = ["PolicyAgent", "MODEL_INFO", "model_info", "stamp_model", "save_policy", "read_model_info",
+           "resolve_model_path", "rules_mismatch"]
+
+MODEL_INFO = "tafl_rules"
+"""The model attribute (and key of the zip's ``data`` JSON) that records the rules it was trained on."""
+
+_NOT_RULES = ("name", "title", "summary")          # a RuleSet's labels, not rules
+_CAP_ONLY = ("max_turns",)                          # the move cap: a policy plays under any cap
+
+
+def model_info(rules: RuleSet) -> dict[str, Any]:
+    """The ``tafl_rules`` record of ``rules``: the variant id and every rule field (plain JSON).
+
+    >>> info = model_info(make_rules("legacy_ard_ri", repetition="draw"))
+    >>> info["variant"], info["rules"]["board_size"], info["rules"]["repetition"]
+    ('legacy_ard_ri', 7, 'draw')
+    """
+    fields = {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules) if f.name not in _NOT_RULES}
+    return {"variant": rules.name, "rules": fields}
+
+
+def save_policy(model, path: str | os.PathLike, rules: RuleSet) -> Path:
+    """``model.save(path)`` with ``model.tafl_rules`` set: a zip that knows which game it plays."""
+    setattr(model, MODEL_INFO, model_info(rules))
+    path = Path(path)
+    model.save(path)
+    return path if path.suffix == ".zip" else path.with_name(path.name + ".zip")   # SB3 appends .zip
+
+
+def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
+    """Record ``rules`` in an already saved model zip (its ``data`` JSON), replacing any record."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
+        for item in src.infolist():
+            content = src.read(item.filename)
+            if item.filename == "data":
+                data = json.loads(content.decode("utf-8"))
+                data[MODEL_INFO] = model_info(rules)
+                content = json.dumps(data, indent=4).encode("utf-8")
+            dst.writestr(item, content)
+    os.replace(tmp, path)
+    return path
+
+
+def resolve_model_path(text: str | os.PathLike) -> Path:
+    """The model zip that ``policy:TEXT`` names, checked before anything is loaded.
+
+    As with SB3, ``.zip`` may be left off. A missing file, a directory or a file that is not a
+    Stable-Baselines3 zip is an :class:`~agents.base.AgentSpecError` saying which.
+    """
+    raw = str(text)
+    if not raw.strip():
+        raise AgentSpecError("policy agent needs a checkpoint path: 'policy:PATH'")
+    path = Path(raw).expanduser()
+    if not path.exists() and path.suffix != ".zip" and path.with_name(path.name + ".zip").is_file():
+        path = path.with_name(path.name + ".zip")
+    if path.is_dir():
+        zips = sorted(p.name for p in path.glob("*.zip"))
+        hint = f" (it holds {', '.join(zips[:3])})" if zips else ""
+        raise AgentSpecError(f"policy path {raw} is a directory, not a model zip{hint}")
+    if not path.exists():
+        raise AgentSpecError(f"policy path {raw}: no such file")
+    if not zipfile.is_zipfile(path):
+        raise AgentSpecError(f"policy path {raw} is not a model zip (not a zip file)")
+    with zipfile.ZipFile(path) as zf:
+        if "data" not in zf.namelist():
+            raise AgentSpecError(f"policy path {raw} is a zip but not a Stable-Baselines3 model (no 'data')")
+    return path
+
+
+def _training_config_beside(path: Path) -> tuple[dict, Path] | None:
+    """The resolved config a training run wrote beside its output, if any (no PyYAML: none)."""
+    for folder in (path.parent, path.parent.parent):
+        cfg = folder / "config.yaml"
+        if not cfg.is_file():
+            continue
+        try:
+            import yaml
+
+            raw = yaml.safe_load(cfg.read_text(encoding="utf-8"))
+        except Exception:   # not ours to judge: an unreadable side file is just no information
+            continue
+        if isinstance(raw, dict) and isinstance(raw.get("variant"), str) and "total_timesteps" in raw:
+            return raw, cfg
+    return None
+
+
+def read_model_info(path: str | os.PathLike) -> tuple[dict[str, Any] | None, str]:
+    """``(info, source)``: the rules a model was trained on, and where they were found.
+
+    ``info`` is :func:`model_info`'s dict, from the zip's ``data`` JSON (:data:`MODEL_INFO`), else
+    from a training ``config.yaml`` beside it; ``(None, why)`` when neither tells.
+    """
+    path = Path(path)
+    info = _zip_data(path).get(MODEL_INFO)
+    if isinstance(info, dict) and isinstance(info.get("variant"), str) and isinstance(info.get("rules"), dict):
+        return info, f"the model's {MODEL_INFO}"
+    found = _training_config_beside(path)
+    if found is not None:
+        raw, cfg = found
+        options = dict(raw.get("options") or {})
+        if raw.get("max_turns") is not None:
+            options["max_turns"] = raw["max_turns"]
+        try:
+            return model_info(make_rules(raw["variant"], **options)), str(cfg)
+        except (ValueError, TypeError):
+            pass
+    return None, f"{path} records no rules (an older model)"
+
+
+def _zip_data(path: Path) -> dict[str, Any]:
+    """The ``data`` entry of an SB3 zip as JSON (nothing unpickled); ``{}`` when unreadable."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            data = json.loads(zf.read("data").decode("utf-8"))
+    except Exception:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _observation_shape(path: Path) -> tuple[int, ...] | None:
+    """The observation shape an SB3 zip declares, read from its JSON (nothing unpickled)."""
+    try:
+        return tuple(int(v) for v in _zip_data(path)["observation_space"]["_shape"])
+    except Exception:
+        return None
+
+
+def rules_mismatch(info: dict[str, Any], rules: RuleSet) -> str | None:
+    """How ``rules`` differ from the recorded ``info``, in a few words; ``None`` when they agree.
+
+    >>> info = model_info(make_rules("historical_tablut"))
+    >>> rules_mismatch(info, make_rules("historical_tablut", max_turns=50)) is None   # the cap is free
+    True
+    >>> rules_mismatch(info, make_rules("historical_tablut", repetition="draw"))
+    "historical_tablut with repetition='starter_loses'; this game has repetition='draw'"
+    >>> rules_mismatch(info, make_rules("legacy_tablut"))
+    'historical_tablut; this game is legacy_tablut (rules differ in king_armed, king_capture, edge_hostile_to_king, escape, hostile_corners, restricted_corners)'
+    """
+    stored = info.get("rules") or {}
+    differ = [(key, stored[key], value) for key, value in model_info(rules)["rules"].items()
+              if key not in _CAP_ONLY and key in stored and stored[key] != value]
+    if info.get("variant") != rules.name:
+        detail = f" (rules differ in {', '.join(k for k, _, _ in differ)})" if differ else ""
+        return f"{info.get('variant')}; this game is {rules.name}{detail}"
+    if differ:
+        return (f"{rules.name} with {', '.join(f'{k}={old!r}' for k, old, _ in differ)}; this game has "
+                f"{', '.join(f'{k}={new!r}' for k, _, new in differ)}")
+    return None
 
 
 class PolicyAgent(Agent):
@@ -24,26 +197,53 @@ class PolicyAgent(Agent):
 
     def __init__(self, path, deterministic: bool = True, device: str = "cpu", seed: int | None = None):
         super().__init__(seed)
+        zip_path = resolve_model_path(path)
+        self.info, self.info_source = read_model_info(zip_path)
+        self.obs_shape = _observation_shape(zip_path)
+        require("train", "a policy agent (policy:PATH)")
         from sb3_contrib import MaskablePPO  # lazy: torch only when a policy is used
 
         self.path = str(path)
         self.deterministic = bool(deterministic)
-        self.model = MaskablePPO.load(self.path, device=device)
+        try:
+            self.model = MaskablePPO.load(str(zip_path), device=device)
+        except Exception as exc:
+            raise AgentSpecError(f"policy path {path}: cannot load the model: "
+                                 f"{type(exc).__name__}: {' '.join(str(exc).split())}") from None
+        self.obs_shape = tuple(self.model.observation_space.shape)
         if seed is not None:
             self.model.set_random_seed(seed)
         self.name = f"policy:{self.path}"
+        self._checked: set[RuleSet] = set()
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         if seed is not None:
             self.model.set_random_seed(seed)
 
+    def check_rules(self, rules: RuleSet) -> str | None:
+        """Refuse a game other than the model's (:class:`~agents.base.AgentSpecError`, one line).
+
+        Returns a note when the check could only compare board sizes (an older model).
+        """
+        n = rules.board_size
+        if self.obs_shape is not None and tuple(self.obs_shape) != (n, n, 14):
+            size = f"{self.obs_shape[0]}x{self.obs_shape[1]}" if len(self.obs_shape) == 3 else str(self.obs_shape)
+            raise AgentSpecError(f"{self.name} plays a {size} board; {rules.name} is {n}x{n}")
+        if self.info is None:
+            self._checked.add(rules)
+            return (f"{self.name} records no variant (an older model); only its board size "
+                    f"({n}x{n}) was checked against {rules.name}")
+        problem = rules_mismatch(self.info, rules)
+        if problem:
+            raise AgentSpecError(f"{self.name} was trained on {problem} (recorded in {self.info_source})")
+        self._checked.add(rules)
+        return None
+
     def choose(self, engine: Engine, state: State) -> np.ndarray:
+        if engine.rules not in self._checked:
+            self.check_rules(engine.rules)
         sub = state
-        space = self.model.observation_space
-        if tuple(space.shape) != (engine.n, engine.n, 14):
-            raise ValueError(f"the model expects observations of shape {space.shape}, "
-                             f"this variant gives {(engine.n, engine.n, 14)}")
         obs = observe(engine, sub, sub.to_move)
         mask = engine.legal_action_mask(sub).astype(bool)
         actions, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
@@ -57,7 +257,7 @@ class PolicyAgent(Agent):
 
 def _factory(arg, seed=None, **kw):
     if not arg:
-        raise ValueError("policy agent needs a checkpoint path: 'policy:PATH'")
+        raise AgentSpecError("policy agent needs a checkpoint path: 'policy:PATH'")
     return PolicyAgent(arg, seed=seed, **kw)
 
 

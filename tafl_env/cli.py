@@ -11,6 +11,13 @@
     tafl play VARIANT --vs AGENT [--side attacker|defender] [--seed S]   play an agent in the terminal
     tafl train --config FILE [--out DIR] [--timesteps N] [--seed S] [--resume CKPT]   self-play training
 
+``eval``, ``play`` and ``train`` are not part of this package: the ``agents`` package contributes
+them through the entry-point group ``tafl.commands`` (``pyproject.toml``), and :func:`main` loads
+an add-on command only when it is asked for (or for ``--help``). ``tafl_env`` imports nothing from
+``agents``: the environments stand alone, the agents build on them. An add-on entry point names a
+function ``add(subparsers)`` that adds one sub-parser named like the entry point and sets its
+``func(args) -> int``; it raises :class:`CommandError` for bad input, like the built-in commands.
+
 Every command takes ``--json``: then the last line of stdout is one JSON object. The rule commands
 (``moves``, ``perft``, ``replay``) take ``--option NAME=VALUE`` (repeatable) for any rule option of
 the variant (values read as int, ``None``, ``true``/``false`` or text) and apply no move cap unless
@@ -19,9 +26,10 @@ side, a malformed position or move, an illegal move) ends with exit status 2 and
 stderr, without a traceback.
 
 The rule commands import no training library (no torch, SB3, gymnasium or pettingzoo): only numpy
-and this package, so that scripts may call them thousands of times. ``eval`` and ``play`` import the
-``agents`` package (and, for ``eval``, PyYAML, tqdm and matplotlib; for ``train`` also torch and
-sb3-contrib) only when they run.
+and this package, so that scripts may call them thousands of times. The add-on commands need
+extras (:mod:`tafl_env.extras`): ``eval`` PyYAML, tqdm and matplotlib (the ``eval`` extra),
+``train`` and a ``policy:`` agent also torch and sb3-contrib (the ``train`` extra); without them
+they stop at once with one line naming the extra to install.
 
     >>> main(["perft", "historical_tablut", "1"])
     80
@@ -39,9 +47,13 @@ from typing import Any, Sequence
 
 from . import __version__
 from .errors import TaflError
+from .extras import MissingExtraError
 from .rules import EXTRA_VARIANTS, SIDES, VARIANTS, RuleSet, base_rules, make_rules
 
 PROG = "tafl"
+COMMANDS_GROUP = "tafl.commands"
+"""The entry-point group through which other packages add commands (``agents``: eval, play, train)."""
+BUILTIN_COMMANDS = ("variants", "moves", "perft", "replay", "bench")
 DEFAULT_BATCHES = (1, 64, 1024, 4096)
 DEFAULT_SECONDS = 2.0
 
@@ -89,7 +101,7 @@ def rule_option_names() -> list[str]:
     return sorted(f.name for f in dataclasses.fields(RuleSet) if f.name not in ("name", "title", "summary"))
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -99,7 +111,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _non_negative_int(text: str) -> int:
+def non_negative_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -125,7 +137,7 @@ def emit_json(obj: dict) -> None:
 
 # --- building games -------------------------------------------------------------------------------
 
-def _rule_options(args: argparse.Namespace, *, cap: bool = False) -> dict[str, Any]:
+def rule_options_from_args(args: argparse.Namespace, *, cap: bool = False) -> dict[str, Any]:
     """The rule options of a rule command: ``--option`` items, then ``--max-turns``.
 
     With ``cap=False`` (moves, perft, replay) there is no move cap unless one is asked for.
@@ -143,7 +155,7 @@ def make_game(args: argparse.Namespace, position: str | None = None, to_move: st
     from .game import Game
 
     return Game(args.variant, position=position if position is not None else args.position,
-                to_move=to_move if to_move is not None else args.to_move, **_rule_options(args))
+                to_move=to_move if to_move is not None else args.to_move, **rule_options_from_args(args))
 
 
 def play_moves(game, moves: Sequence[str]) -> None:
@@ -219,13 +231,18 @@ def read_move_source(text: str, name: str = "<file>") -> dict[str, Any]:
 
 
 def _read_file(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    name = "<stdin>" if path == "-" else repr(path)
     try:
+        if path == "-":  # bytes, decoded strictly: a lenient locale must not smuggle bad input in
+            raw = getattr(sys.stdin, "buffer", None)
+            return raw.read().decode("utf-8") if raw is not None else sys.stdin.read()
         with open(path, encoding="utf-8") as fh:
             return fh.read()
     except OSError as exc:
-        raise CommandError(f"cannot read move file {path!r}: {exc.strerror or exc}") from None
+        raise CommandError(f"cannot read move file {name}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"move file {name} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                           f"offset {exc.start})") from None
 
 
 # --- commands -------------------------------------------------------------------------------------
@@ -259,7 +276,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
     for m in moves:
         print(m)
     if game.is_over():
-        print(f"(the game is over: {_result_text(game)})", file=sys.stderr)
+        print(f"(the game is over: {result_text(game)})", file=sys.stderr)
     return 0
 
 
@@ -279,7 +296,7 @@ def cmd_perft(args: argparse.Namespace) -> int:
     return 0
 
 
-def _result_text(game) -> str:
+def result_text(game) -> str:
     if game.result is None:
         return "running" if game.reason is None else str(game.reason)
     if game.result == "draw":
@@ -321,7 +338,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     print(game)
     chain = f", chain on {game.chain}" if game.chain else ""
     turns = f"{game.turns} turn{'' if game.turns == 1 else 's'}"
-    print(f"{_result_text(game)} after {turns}; {game.to_move} to move{chain}; position {game.position}")
+    print(f"{result_text(game)} after {turns}; {game.to_move} to move{chain}; position {game.position}")
     return 0
 
 
@@ -349,159 +366,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    from agents.evaluate import AgentSpecError, ConfigError, format_report, load_tournament_config, run_tournament, summary_line
-
-    try:
-        config = load_tournament_config(args.config)
-        if args.seed is not None:
-            config["seed"] = args.seed
-        if args.records:
-            config["records"] = True
-        result = run_tournament(config, games_per_pair=args.games, out_dir=args.out, agents=args.agents,
-                                progress=not args.no_progress)
-    except (ConfigError, AgentSpecError) as exc:
-        raise CommandError(str(exc)) from None
-    print(format_report(result))
-    print(f"results written to {result['out_dir']}")
-    if args.json:
-        emit_json(summary_line(result))
-    return 0
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    from agents.evaluate import ConfigError
-    from agents.train_selfplay import format_summary, load_train_config, train
-
-    try:
-        config = load_train_config(args.config)
-        if args.max_minutes is not None:
-            config["max_minutes"] = args.max_minutes
-        summary = train(config, out_dir=args.out, total_timesteps=args.timesteps, resume=args.resume,
-                        seed=args.seed, progress=False if args.no_progress else None,
-                        final_eval=not args.no_eval,
-                        command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
-    except ConfigError as exc:
-        raise CommandError(str(exc)) from None
-    except FileNotFoundError as exc:
-        raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None
-    print(format_summary(summary))
-    print(f"results written to {summary['out']}")
-    if args.json:
-        emit_json(summary)
-    return 0
-
-
-PLAY_HELP = """Type a move in notation (RULES.md section 1), e.g. d2-d3, f7^f9 (a jump), or 'pass' to
-end a berserk chain; captures need not be written. Other commands:
-  moves   list your legal moves
-  board   draw the board again
-  help    this text
-  quit    give up and leave"""
-
-
-def _board_text(game) -> str:
-    try:
-        from .render import render_ansi
-    except ImportError:  # pragma: no cover - render.py is part of the package
-        return str(game)
-    return render_ansi(game.engine, game.state)
-
-
-def cmd_play(args: argparse.Namespace) -> int:
-    from agents import make_agent
-
-    from .game import Game
-    from .errors import IllegalMoveError, InvalidMoveError
-    from .notation import PASS, parse_move, square_name
-
-    try:
-        agent = make_agent(args.vs, seed=args.seed)
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    game = Game(args.variant, position=args.position, to_move=args.to_move, **_rule_options(args, cap=True))
-    human = args.side
-    them = SIDES[1 - SIDES.index(human)]
-    own_codes = {"attacker": (1, 2), "defender": (3, 4, 5)}[human]  # RULES §1 piece codes
-    stdin = sys.stdin
-    print(f"{game.rules.title}: you play the {human}s "
-          f"against {args.vs} ({them}s). Type 'help' for help.")
-    print(_board_text(game))
-    quit_ = False
-    while not game.is_over():
-        if game.to_move != human:
-            action = int(agent.act(game.engine, game.state)[0])
-            move = game.push(action)
-            print(f"{args.vs} ({them}) plays {move.notation}")
-            print(_board_text(game))
-            continue
-        chain = f" (berserk chain on {game.chain}: capture again or 'pass')" if game.chain else ""
-        print(f"your move ({human}){chain}> ", end="", flush=True)
-        line = stdin.readline()
-        if not line:
-            print("\nend of input: leaving the game")
-            quit_ = True
-            break
-        text = line.strip()
-        if not text:
-            continue
-        low = text.lower()
-        if low in ("quit", "exit", "q", "resign"):
-            print("you left the game")
-            quit_ = True
-            break
-        if low in ("help", "?", "h"):
-            print(PLAY_HELP)
-            continue
-        if low == "board":
-            print(_board_text(game))
-            continue
-        if low == "moves":
-            print(" ".join(m.notation for m in game.legal_moves()))
-            continue
-        try:
-            parsed = parse_move(text, game.n)
-            if parsed != PASS and int(game.state.board[0, parsed.origin]) not in own_codes \
-                    and int(game.state.board[0, parsed.origin]) != 0:
-                raise IllegalMoveError(f"the piece on {square_name(parsed.origin, game.n)} is not yours "
-                                       f"(you play the {human}s)")
-            move = game.push(text)
-        except InvalidMoveError as exc:
-            print(f"cannot read that move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
-            continue
-        except IllegalMoveError as exc:
-            print(f"not a legal move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
-            continue
-        print(f"you play {move.notation}")
-        print(_board_text(game))
-    if quit_:
-        outcome = "abandoned"
-    else:
-        outcome = _result_text(game)
-        verdict = ("a draw" if game.result == "draw" else "you win" if game.result == human else "you lose")
-        print(f"game over: {outcome} after {game.turns} turns: {verdict}")
-    if args.json:
-        emit_json({"variant": game.variant, "human": human, "opponent": args.vs, "result": game.result,
-                   "reason": game.reason, "turns": game.turns, "abandoned": quit_,
-                   "moves": [m.notation for m in game.moves]})
-    return 0
-
-
 # --- the parser -----------------------------------------------------------------------------------
 
-def _add_json(p: argparse.ArgumentParser) -> None:
+def add_json_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="make the last line of stdout one JSON object")
 
 
-def _add_rule_options(p: argparse.ArgumentParser, *, cap_help: str | None) -> None:
+def add_rule_options(p: argparse.ArgumentParser, *, cap_help: str | None) -> None:
     p.add_argument("--option", "-o", action="append", metavar="NAME=VALUE",
                    help="set a rule option (repeatable); VALUE is read as an int, None, true/false or "
                         f"text. Options: {', '.join(rule_option_names())}")
     if cap_help is not None:
-        p.add_argument("--max-turns", type=_positive_int, metavar="N", help=cap_help)
+        p.add_argument("--max-turns", type=positive_int, metavar="N", help=cap_help)
 
 
-def _add_start(p: argparse.ArgumentParser) -> None:
+def add_start_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--position", metavar="POS",
                    help="start from this position string (RULES.md §1, rank 1 first), e.g. "
                         "/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3ttt3/")
@@ -509,10 +388,13 @@ def _add_start(p: argparse.ArgumentParser) -> None:
                    help="attacker or defender (default: the variant's first mover)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(add_ons: Sequence[str] | None = ()) -> argparse.ArgumentParser:
+    """The ``tafl`` parser: the built-in commands, then the add-on commands named in ``add_ons``
+    (``None``: every installed one; see :func:`add_on_commands`)."""
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Tafl rules from the command line: variants, legal moves, perft, replays, benchmarks.",
+        description="Tafl from the command line: variants, legal moves, perft, replays, benchmarks, "
+                    "and the commands other packages add (agents: eval, play, train).",
         epilog=f"Variants: {', '.join(VARIANTS)} (extra: {', '.join(EXTRA_VARIANTS)}). "
                f"Run '{PROG} COMMAND --help' for a command's options.",
     )
@@ -522,29 +404,29 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("variants", help="list the variant ids, board sizes and one-line summaries",
                        description="List the variant ids, board sizes and one-line summaries.")
-    _add_json(p)
+    add_json_flag(p)
     p.set_defaults(func=cmd_variants)
 
     p = sub.add_parser("moves", help="list the legal moves in notation",
                        description="List the legal moves in notation (after playing --moves from the "
                                    "start or from --position).")
     p.add_argument("variant", metavar="VARIANT")
-    _add_start(p)
+    add_start_options(p)
     p.add_argument("--moves", nargs="+", metavar="MOVE", help="moves to play first (notation)")
-    _add_rule_options(p, cap_help=no_cap)
-    _add_json(p)
+    add_rule_options(p, cap_help=no_cap)
+    add_json_flag(p)
     p.set_defaults(func=cmd_moves)
 
     p = sub.add_parser("perft", help="count the action sequences of length DEPTH",
                        description="Count the action sequences of length DEPTH (pass counts as an action; "
                                    "a finished game has none). The count alone is the last line.")
     p.add_argument("variant", metavar="VARIANT")
-    p.add_argument("depth", metavar="DEPTH", type=_non_negative_int)
-    _add_start(p)
+    p.add_argument("depth", metavar="DEPTH", type=non_negative_int)
+    add_start_options(p)
     p.add_argument("--moves", nargs="+", metavar="MOVE",
                    help="moves to play first (notation); how a state inside a berserk chain is reached")
-    _add_rule_options(p, cap_help=no_cap)
-    _add_json(p)
+    add_rule_options(p, cap_help=no_cap)
+    add_json_flag(p)
     p.set_defaults(func=cmd_perft)
 
     p = sub.add_parser("replay", help="play moves in notation and report the result",
@@ -553,13 +435,13 @@ def build_parser() -> argparse.ArgumentParser:
                                    "result. An illegal or malformed move stops with exit status 2.")
     p.add_argument("variant", metavar="VARIANT")
     p.add_argument("moves", nargs="*", metavar="MOVE", help="the moves, in order")
-    _add_start(p)
+    add_start_options(p)
     p.add_argument("--file", "-f", metavar="F",
                    help="read the moves from F ('-': stdin): moves separated by whitespace, '#' comments, "
                         "move numbers like '1.' ignored; or a JSON object (or JSON-lines file whose first "
                         "line is one) with a \"moves\" list and optional \"position\"/\"to_move\"")
-    _add_rule_options(p, cap_help=no_cap)
-    _add_json(p)
+    add_rule_options(p, cap_help=no_cap)
+    add_json_flag(p)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("bench", help="batched random self-play throughput",
@@ -567,62 +449,51 @@ def build_parser() -> argparse.ArgumentParser:
                                    "uniformly random legal action per game, finished games restarted. "
                                    "Peak memory is measured in a separate short run under tracemalloc.")
     p.add_argument("variants", nargs="*", metavar="VARIANT", help="default: all five variants")
-    p.add_argument("--batch", nargs="+", type=_positive_int, default=list(DEFAULT_BATCHES), metavar="B",
+    p.add_argument("--batch", nargs="+", type=positive_int, default=list(DEFAULT_BATCHES), metavar="B",
                    help=f"batch sizes (default: {' '.join(map(str, DEFAULT_BATCHES))})")
     p.add_argument("--seconds", type=_non_negative_float, default=DEFAULT_SECONDS, metavar="S",
                    help=f"timed seconds per variant and batch (default: {DEFAULT_SECONDS:g})")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--unpack-mask", action="store_true",
                    help="also build the int8 (B, num_actions) action mask every step, as an env does")
-    _add_rule_options(p, cap_help=None)
-    _add_json(p)
+    add_rule_options(p, cap_help=None)
+    add_json_flag(p)
     p.set_defaults(func=cmd_bench)
 
-    p = sub.add_parser("eval", help="run a round-robin tournament from a YAML config",
-                       description="Run a round-robin tournament (agents/evaluate.py) from a YAML config "
-                                   "(configs/tournaments/*.yaml): every pair plays both ways round; writes "
-                                   "results.json, games.csv, ratings.csv and ratings.png to the output dir.")
-    p.add_argument("--config", "-c", required=True, metavar="FILE", help="the tournament config (YAML)")
-    p.add_argument("--games", type=_positive_int, metavar="N",
-                   help="games per pair (even), instead of the config's games_per_pair")
-    p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
-    p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
-    p.add_argument("--seed", type=int, help="base seed, instead of the config's seed")
-    p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    _add_json(p)
-    p.set_defaults(func=cmd_eval)
-
-    p = sub.add_parser("train", help="self-play training (MaskablePPO) from a YAML config",
-                       description="Train one policy for both sides with MaskablePPO against a league of "
-                                   "its past snapshots, itself and the greedy agent (agents/train_selfplay.py), "
-                                   "from a YAML config (configs/train/*.yaml). Writes checkpoints, TensorBoard "
-                                   "logs, eval.csv/eval.json, final.zip and learning_curve.png to the output dir.")
-    p.add_argument("--config", "-c", required=True, metavar="FILE", help="the training config (YAML)")
-    p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
-    p.add_argument("--timesteps", type=_positive_int, metavar="N", help="instead of the config's total_timesteps")
-    p.add_argument("--seed", type=_non_negative_int, help="instead of the config's seed")
-    p.add_argument("--max-minutes", type=float, metavar="M", help="stop after M minutes of wall time")
-    p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint zip (OUT/checkpoints/step_T.zip)")
-    p.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    _add_json(p)
-    p.set_defaults(func=cmd_train)
-
-    p = sub.add_parser("play", help="play against an agent in the terminal",
-                       description="Play against an agent in the terminal: type moves in notation "
-                                   "('moves' lists the legal moves, 'help', 'quit'). Reads stdin line by "
-                                   "line, so it can be driven by a pipe.")
-    p.add_argument("variant", metavar="VARIANT")
-    p.add_argument("--vs", required=True, metavar="AGENT",
-                   help="the opponent: random, greedy, mcts:N[:ROLLOUT[:PRIOR]] or policy:PATH")
-    p.add_argument("--side", choices=SIDES, default="attacker", help="your side (default: attacker)")
-    p.add_argument("--seed", type=int, default=None, help="the agent's random seed")
-    _add_start(p)
-    _add_rule_options(p, cap_help="stop the game after N turns (default: the variant's move cap)")
-    _add_json(p)
-    p.set_defaults(func=cmd_play)
+    entry_points = add_on_commands()
+    for name in sorted(entry_points) if add_ons is None else add_ons:
+        if name in entry_points and name not in BUILTIN_COMMANDS:
+            _load_add_on(entry_points[name], sub)
     return parser
+
+
+# --- add-on commands (entry points) -----------------------------------------------------------------
+
+def add_on_commands() -> dict:
+    """The installed add-on commands: name → ``importlib.metadata.EntryPoint`` of :data:`COMMANDS_GROUP`
+    (not loaded; the first of a name wins)."""
+    from importlib.metadata import entry_points
+
+    found: dict = {}
+    for ep in entry_points(group=COMMANDS_GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def _load_add_on(ep, sub) -> None:
+    try:
+        add = ep.load()
+    except MissingExtraError:
+        raise
+    except Exception as exc:  # a broken add-on must not take the built-in commands down with it
+        raise CommandError(f"the command {ep.name!r} ({ep.value}) cannot be loaded: "
+                           f"{type(exc).__name__}: {exc}") from None
+    add(sub)
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command of ``argv``: its first word that is not an option (top-level options take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -643,9 +514,17 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``tafl`` command; returns the exit status (0 ok, 2 bad input)."""
+    """Run the ``tafl`` command; returns the exit status (0 ok, 2 bad input, a missing extra or Ctrl-C)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    word = _command_word(argv)
+    # A built-in command loads no add-on (the rule commands stay light); an add-on command loads
+    # only itself; anything else (no command, a typo, top-level --help) loads them all to list them.
+    try:
+        parser = build_parser(() if word in BUILTIN_COMMANDS else
+                              [word] if word in add_on_commands() else None)
+    except (CommandError, MissingExtraError) as exc:
+        print(f"{PROG} {word or ''}: error: {exc}".replace(f"{PROG} : ", f"{PROG}: "), file=sys.stderr)
+        return 2
     try:
         args = _parse(parser, argv)
     except SystemExit as exc:  # --help, --version and usage errors
@@ -655,8 +534,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return args.func(args)
-    except (CommandError, TaflError) as exc:
+    except (CommandError, TaflError, MissingExtraError) as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback (a prompt left open gets its newline)
+        try:
+            print(flush=True)
+        except (OSError, ValueError):
+            pass
+        print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. `tafl moves ... | head -1`: stop quietly
         try:

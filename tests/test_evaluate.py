@@ -249,14 +249,61 @@ def test_elo_ratings_anchor_intervals_and_determinism():
     assert sa["low"] <= sa["elo"] <= sa["high"]
     again = elo_ratings(games, ["random", "good"], anchor="random", bootstrap=100, seed=5)
     assert again == out
-    other = elo_ratings(games, ["random", "good"], anchor="random", bootstrap=100, seed=6)
-    assert other["ratings"][0]["low"] != out["ratings"][0]["low"]
+    # profile-likelihood intervals are deterministic: the seed no longer matters
+    assert elo_ratings(games, ["random", "good"], anchor="random", bootstrap=100, seed=6) == out
     # without anchor: mean 0
     mean0 = elo_ratings(games, ["random", "good"], bootstrap=0)
     assert sum(r["rating"] for r in mean0["ratings"]) == pytest.approx(0.0, abs=1e-9)
     assert mean0["ratings"][0]["low"] is None
     with pytest.raises(ValueError):
         elo_ratings(games, ["random", "good"], anchor="nobody")
+
+
+def _unanimous(games_each_side: int):
+    """'ppo' beats 'rnd' in every game, half of them attacking."""
+    return _games([("ppo", "rnd", "attacker", games_each_side), ("rnd", "ppo", "defender", games_each_side)])
+
+
+def test_few_unanimous_games_give_a_wide_interval():
+    # the collapse of issue 12: 8 unanimous games gave ppo [x, x] and the side advantage [-500, -500]
+    out = elo_ratings(_unanimous(4), ["rnd", "ppo"], anchor="rnd")
+    by = {r["name"]: r for r in out["ratings"]}
+    ppo, sa = by["ppo"], out["side_advantage"]
+    assert ppo["low"] < ppo["rating"] < ppo["high"]
+    assert ppo["low"] > 0                               # better, that much 8 games do show
+    assert ppo["high"] - ppo["low"] > 1000              # but not by how much
+    assert sa["low"] < sa["elo"] < sa["high"] and sa["high"] - sa["low"] > 1000
+    assert by["rnd"]["low"] == by["rnd"]["high"] == 0.0  # the anchor is 0 by definition
+    # more unanimous games raise the lower end: the data say more, the prior still bounds the top
+    more = {r["name"]: r for r in elo_ratings(_unanimous(200), ["rnd", "ppo"], anchor="rnd")["ratings"]}
+    assert more["ppo"]["low"] > ppo["low"] + 300
+
+
+def test_interval_width_follows_the_number_of_games():
+    widths = []
+    for reps in (2, 20, 200):   # A scores 3 of 4 on each side
+        games = _games([("A", "B", "attacker", 3 * reps), ("A", "B", "defender", reps),
+                        ("B", "A", "defender", 3 * reps), ("B", "A", "attacker", reps)])
+        out = elo_ratings(games, ["A", "B"], anchor="B")
+        a = [r for r in out["ratings"] if r["name"] == "A"][0]
+        assert a["low"] < a["rating"] < a["high"]
+        widths.append(a["high"] - a["low"])
+    assert widths[0] > 2 * widths[1] > 4 * widths[2]
+    assert widths[0] > 400 and widths[2] < 90
+
+
+def test_profile_interval_matches_the_normal_approximation_for_many_games():
+    # one side, no prior: the rating gap is 400 log10(p/(1-p)); its sd 1/sqrt(n p (1-p)) logits
+    games = _games([("A", "B", "attacker", 3000), ("A", "B", "defender", 1000)])
+    out = elo_ratings(games, ["A", "B"], anchor="B", side_advantage=False, prior_sd=None)
+    a = [r for r in out["ratings"] if r["name"] == "A"][0]
+    half = 1.959964 * ELO_SCALE / math.sqrt(4000 * 0.75 * 0.25)
+    assert a["rating"] == pytest.approx(elo_difference(0.75), abs=1e-6)
+    assert a["low"] == pytest.approx(a["rating"] - half, abs=1.5)
+    assert a["high"] == pytest.approx(a["rating"] + half, abs=1.5)
+    # without a prior a one-sided record has no upper end at all
+    out = elo_ratings(_unanimous(4), ["rnd", "ppo"], anchor="rnd", side_advantage=False, prior_sd=None)
+    assert [r for r in out["ratings"] if r["name"] == "ppo"][0]["high"] == math.inf
 
 
 # --- tables ---------------------------------------------------------------------------------------------
@@ -445,6 +492,13 @@ def test_export_gif_is_a_valid_animation(tmp_path):
             im.seek(k)
             frames.append(np.asarray(im.convert("RGB")))
     assert not np.array_equal(frames[0], frames[1])  # the first move changed the picture
+    # coordinates around the board, and every move after the start framed in blue
+    from tafl_env import render as R
+
+    assert im.size[0] == 7 * 24 + R.margin_px(24)
+    has = lambda f, c: bool(np.all(f == np.array(c), axis=-1).any())
+    assert all(has(f, R.LABEL) for f in frames)
+    assert not has(frames[0], R.LAST_MOVE) and all(has(f, R.LAST_MOVE) for f in frames[1:])
     with pytest.raises(ValueError):  # an illegal move in the list is an error
         export_gif("legacy_ard_ri", ["d1-d2"], tmp_path / "bad.gif")
 
@@ -507,7 +561,7 @@ def test_config_missing_field_defaults_and_yaml_errors(tmp_path):
     with pytest.raises(ConfigError, match="'games_per_pair': is required"):
         validate_tournament_config(raw)
     cfg = validate_tournament_config(dict(BASE))
-    assert cfg["seed"] == 0 and cfg["output_dir"] == "results/tournaments/legacy_ard_ri"
+    assert cfg["seed"] == 0 and cfg["output_dir"] == "runs/tournaments/legacy_ard_ri"  # never results/
     assert cfg["bootstrap"] > 0 and cfg["anchor"] is None and cfg["options"] == {}
     bad = tmp_path / "bad.yaml"
     bad.write_text("variant: legacy_ard_ri\nagents: {a: random, b: random}\ngames_per_pair: 4\nfoo: 1\n")
@@ -586,3 +640,46 @@ def test_round_robin_with_the_greedy_agent(tmp_path):
     for path, g in zip(sorted((out_dir / "records").glob("*.txt")), res["games"]):
         summary = _replay(path, ["legacy_ard_ri", "--max-turns", "150"])
         assert (summary["result"], summary["reason"], summary["turns"]) == (g["result"], g["reason"], g["turns"])
+
+
+# --- the split harness and agent specs ------------------------------------------------------------------
+
+def test_evaluate_reexports_the_split_modules():
+    import agents.evaluate as ev
+    from agents import config, play, ratings, report, stats, tournament
+
+    assert ev.play_games is play.play_games and ev.wilson_interval is stats.wilson_interval
+    assert ev.fit_bradley_terry is ratings.fit_bradley_terry and ev.round_robin is tournament.round_robin
+    assert ev.write_results is report.write_results
+    for name in ("ConfigError", "FieldSpec", "check_schema", "read_yaml_config"):  # training uses these
+        assert getattr(ev, name) is getattr(config, name)
+    assert not hasattr(ev, "_fallback_rgb") and not hasattr(ev, "_move_texts")
+
+
+@pytest.mark.parametrize("spec,words", [
+    ("random:5", "takes no argument"), ("greedy:x", "takes no argument"), (None, "must be a non-empty string"),
+    ("", "must be a non-empty string"), (3, "must be a non-empty string"), ("alphazero", "unknown agent"),
+])
+def test_bad_agent_specs_are_rejected_clearly(spec, words):
+    with pytest.raises(AgentSpecError, match=words):
+        make_agent(spec)
+    with pytest.raises(ValueError):   # AgentSpecError is a ValueError
+        make_agent(spec)
+
+
+def test_config_rejects_arguments_the_agent_ignores():
+    with pytest.raises(ConfigError, match="takes no argument"):
+        validate_tournament_config(dict(BASE, agents={"a": "random:5", "b": "greedy"}))
+
+
+def test_recorded_moves_are_the_engines_notation():
+    # play_games writes moves through the engine's decode and format_move: the same text as Game
+    from tafl_env.game import Game
+
+    for variant in ("legacy_berserk", "historical_tablut"):
+        (g,) = play_games(variant, make_agent("random"), make_agent("random"), 1, seed=3, record=True,
+                          max_turns=60)
+        game = Game(variant, max_turns=60)
+        for text in g["moves"]:
+            assert game.push(text).notation == text
+        assert (game.result, game.turns) == (g["result"], g["turns"])

@@ -97,3 +97,29 @@ def test_play_bad_arguments(monkeypatch):
     assert code == 2 and "nosuchagent" in err and "Traceback" not in err
     code, out, err = play(monkeypatch, ["nosuchvariant", "--vs", "random"], [])
     assert code == 2 and "nosuchvariant" in err
+
+
+def test_play_undo_piece_moves_and_the_opponents_last_move(monkeypatch):
+    # Ard Ri: the person plays the defenders (first), the agent the attackers
+    sim = Game("legacy_ard_ri")
+    sim.push("c5-c6")
+    reply = first_legal(sim)
+    c5_moves = [m.notation for m in Game("legacy_ard_ri").legal_moves() if m.notation.startswith("c5")]
+    lines = ["undo", "moves c5", "moves d1", "moves b2", "moves z9", "c5-c6", "board", "undo", "moves c5",
+             "c5-c6", "quit"]
+    code, out, err = play(monkeypatch, ["legacy_ard_ri", "--vs", "firstlegal_test", "--side", "defender",
+                                        "--json"], lines)
+    assert code == 0, err
+    assert "nothing to undo" in out
+    assert out.count(" ".join(c5_moves)) == 2                    # 'moves c5', before and after the undo
+    assert "the piece on d1 is not yours" in out
+    assert "there is no piece on b2" in out
+    assert "cannot read the square 'z9'" in out
+    assert f"firstlegal_test (attacker) plays {reply}" in out
+    # the board after the reply marks it: the moved piece in ( ), the square it left as *
+    after_reply = out.split(f"plays {reply}\n", 1)[1]
+    assert "(t)" in after_reply.split("turn", 1)[0] and "*" in after_reply.split("turn", 1)[0]
+    assert f"last move: {reply}" in out                            # 'board'
+    assert "took back your last move" in out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["moves"] == ["c5-c6", reply]                    # undone, then played again

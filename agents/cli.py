@@ -1,0 +1,275 @@
+"""The commands that the agents package adds to ``tafl``: ``eval``, ``train`` and ``play``.
+
+They reach the ``tafl`` command through the entry-point group ``tafl.commands`` (``pyproject.toml``):
+:mod:`tafl_env.cli` knows nothing of this package and loads an add-on command only when it is
+asked for. Each ``add_*`` function adds one sub-parser; the commands report bad input as
+:class:`tafl_env.cli.CommandError` (one line on stderr, exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tafl_env.cli import (PROG, CommandError, add_json_flag, add_rule_options, add_start_options,
+                          emit_json, non_negative_int, positive_int, result_text, rule_options_from_args)
+from tafl_env.extras import require
+from tafl_env.rules import SIDES
+
+__all__ = ["add_eval", "add_train", "add_play"]
+
+
+CONFIG_OUT = object()
+"""``--out`` given without a folder: the config's ``output_dir``."""
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    require("eval", f"{PROG} eval")
+    from .base import AgentSpecError
+    from .config import ConfigError
+    from .report import OutputDirError, check_output_dir, format_report, fresh_run_dir, summary_line
+    from .tournament import load_tournament_config, run_tournament, select_agents
+
+    if isinstance(args.out, str) and not args.out.strip():
+        raise CommandError("--out needs a folder, got an empty string")
+    overrides = {"seed": args.seed, "games_per_pair": args.games, "records": True if args.records else None}
+    flags = {"seed": "--seed", "games_per_pair": "--games", "records": "--records"}
+    try:
+        config = select_agents(load_tournament_config(args.config, overrides, flags), args.agents)
+        if args.out is None:
+            out = fresh_run_dir(config["variant"])
+        else:
+            out = Path(config["output_dir"] if args.out is CONFIG_OUT else args.out)
+        check_output_dir(out, keep_results=not args.overwrite)
+        if not args.json:
+            print(f"results will go to {out}", flush=True)
+        result = run_tournament(config, out_dir=out, progress=not args.no_progress)
+    except (ConfigError, AgentSpecError, OutputDirError) as exc:
+        raise CommandError(str(exc)) from None
+    print(format_report(result))
+    print(f"results written to {result['out_dir']}")
+    if args.json:
+        emit_json(summary_line(result))
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    require("train", f"{PROG} train")
+    from .config import ConfigError
+    from .train_selfplay import format_summary, load_train_config, train
+
+    try:
+        config = load_train_config(args.config)
+        if args.max_minutes is not None:
+            config["max_minutes"] = args.max_minutes
+        summary = train(config, out_dir=args.out, total_timesteps=args.timesteps, resume=args.resume,
+                        seed=args.seed, progress=False if args.no_progress else None,
+                        final_eval=not args.no_eval,
+                        command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    print(format_summary(summary))
+    print(f"results written to {summary['out']}")
+    if args.json:
+        emit_json(summary)
+    return 0
+
+
+PLAY_HELP = """Type a move in notation (RULES.md section 1), e.g. d2-d3, f7^f9 (a jump), or 'pass' to
+end a berserk chain; captures need not be written. Other commands:
+  moves       list your legal moves
+  moves SQ    list the legal moves of your piece on SQ, e.g. 'moves e3'
+  undo        take back your last move (and the reply to it)
+  board       draw the board again (the last move is marked: the piece in ( ), where it came from *)
+  help        this text
+  quit        give up and leave"""
+
+
+def _board_text(game) -> str:
+    from tafl_env.render import render_ansi
+
+    return render_ansi(game.engine, game.state, last_move=game.moves[-1] if game.moves else None)
+
+
+def _piece_moves(game, text: str, human: str) -> str:
+    """The answer to ``moves SQ``: the legal moves of the piece on SQ, or why there are none."""
+    from tafl_env.engine.tables import SIDE_OF
+    from tafl_env.errors import InvalidMoveError
+    from tafl_env.notation import parse_square, square_name
+
+    try:
+        sq = parse_square(text, game.n)
+    except InvalidMoveError as exc:
+        return f"cannot read the square {text!r}: {exc}"
+    name = square_name(sq, game.n)
+    side = int(SIDE_OF[game.state.board[0, sq]])
+    if side < 0:
+        return f"there is no piece on {name}"
+    if side != SIDES.index(human):
+        return f"the piece on {name} is not yours (you play the {human}s)"
+    mine = [m.notation for m in game.legal_moves() if m.origin == sq]
+    return " ".join(mine) if mine else f"the piece on {name} has no legal move now"
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from tafl_env.engine.tables import SIDE_OF
+    from tafl_env.errors import IllegalMoveError, InvalidMoveError
+    from tafl_env.game import Game
+    from tafl_env.notation import PASS, parse_move, square_name
+
+    from .base import make_agent
+
+    # everything is checked before the game starts: the variant and options, the agent, its rules
+    game = Game(args.variant, position=args.position, to_move=args.to_move, **rule_options_from_args(args, cap=True))
+    try:
+        agent = make_agent(args.vs, seed=args.seed)
+        note = agent.check_rules(game.rules)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    human = args.side
+    them = SIDES[1 - SIDES.index(human)]
+    stdin = sys.stdin
+    print(f"{game.rules.title}: you play the {human}s "
+          f"against {args.vs} ({them}s). Type 'help' for help.")
+    if note:
+        print(f"note: {note}")
+    print(_board_text(game))
+    history: list = []     # the game before each of the person's moves, for 'undo'
+    quit_ = False
+    while not game.is_over():
+        if game.to_move != human:
+            action = int(agent.act(game.engine, game.state)[0])
+            move = game.push(action)
+            print(f"{args.vs} ({them}) plays {move.notation}")
+            print(_board_text(game))
+            continue
+        chain = f" (berserk chain on {game.chain}: capture again or 'pass')" if game.chain else ""
+        print(f"your move ({human}){chain}> ", end="", flush=True)
+        line = stdin.readline()
+        if not line:
+            print("\nend of input: leaving the game")
+            quit_ = True
+            break
+        text = line.strip()
+        if not text:
+            continue
+        low = text.lower()
+        words = low.split()
+        if low in ("quit", "exit", "q", "resign"):
+            print("you left the game")
+            quit_ = True
+            break
+        if low in ("help", "?", "h"):
+            print(PLAY_HELP)
+            continue
+        if low == "board":
+            last = game.moves[-1].notation if game.moves else None
+            print(_board_text(game) + (f"\nlast move: {last}" if last else ""))
+            continue
+        if low == "moves":
+            print(" ".join(m.notation for m in game.legal_moves()))
+            continue
+        if words[0] == "moves" and len(words) == 2:
+            print(_piece_moves(game, words[1], human))
+            continue
+        if low in ("undo", "takeback", "u"):
+            if not history:
+                print("nothing to undo: you have not moved yet")
+                continue
+            game = history.pop()
+            print(f"took back your last move; {human} to move again")
+            print(_board_text(game))
+            continue
+        try:
+            parsed = parse_move(text, game.n)
+            if parsed != PASS and SIDE_OF[game.state.board[0, parsed.origin]] == 1 - SIDES.index(human):
+                raise IllegalMoveError(f"the piece on {square_name(parsed.origin, game.n)} is not yours "
+                                       f"(you play the {human}s)")
+            before = game.copy()
+            move = game.push(text)
+        except InvalidMoveError as exc:
+            print(f"cannot read that move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
+            continue
+        except IllegalMoveError as exc:
+            print(f"not a legal move: {exc}. Type 'moves' for the legal moves, 'help' for help.")
+            continue
+        history.append(before)
+        print(f"you play {move.notation}")
+        print(_board_text(game))
+    if quit_:
+        outcome = "abandoned"
+    else:
+        outcome = result_text(game)
+        verdict = ("a draw" if game.result == "draw" else "you win" if game.result == human else "you lose")
+        print(f"game over: {outcome} after {game.turns} turns: {verdict}")
+    if args.json:
+        emit_json({"variant": game.variant, "human": human, "opponent": args.vs, "result": game.result,
+                   "reason": game.reason, "turns": game.turns, "abandoned": quit_,
+                   "moves": [m.notation for m in game.moves]})
+    return 0
+
+
+# --- the parsers ---------------------------------------------------------------------------------
+
+def add_eval(sub) -> None:
+    """The ``tafl eval`` command (entry point ``eval`` of ``tafl.commands``)."""
+    p = sub.add_parser("eval", help="run a round-robin tournament from a YAML config",
+                       description="Run a round-robin tournament (agents/tournament.py) from a YAML config "
+                                   "(configs/tournaments/*.yaml): every pair plays both ways round; writes "
+                                   "results.json, games.csv, ratings.csv and ratings.png to a fresh folder "
+                                   "runs/tournaments/<variant>/<time>/ (or --out) and says where. Needs the "
+                                   "'eval' extra (and 'train' for policy: agents).")
+    p.add_argument("--config", "-c", required=True, metavar="FILE", help="the tournament config (YAML)")
+    p.add_argument("--games", type=positive_int, metavar="N",
+                   help="games per pair (even), instead of the config's games_per_pair")
+    p.add_argument("--out", metavar="DIR", nargs="?", const=CONFIG_OUT,
+                   help="write the results to DIR instead of a fresh runs/tournaments/<variant>/<time>/; "
+                        "'--out' alone: to the config's output_dir (where its recorded results live)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="allow writing into a folder that already holds results (results.json)")
+    p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
+    p.add_argument("--seed", type=int, help="base seed, instead of the config's seed (checked like it)")
+    p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_eval)
+
+
+def add_train(sub) -> None:
+    """The ``tafl train`` command (entry point ``train`` of ``tafl.commands``)."""
+    p = sub.add_parser("train", help="self-play training (MaskablePPO) from a YAML config",
+                       description="Train one policy for both sides with MaskablePPO against a league of "
+                                   "its past snapshots, itself and the greedy agent (agents/train_selfplay.py), "
+                                   "from a YAML config (configs/train/*.yaml). Writes checkpoints, TensorBoard "
+                                   "logs, eval.csv/eval.json, final.zip and learning_curve.png to the output dir.")
+    p.add_argument("--config", "-c", required=True, metavar="FILE", help="the training config (YAML)")
+    p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
+    p.add_argument("--timesteps", type=positive_int, metavar="N", help="instead of the config's total_timesteps")
+    p.add_argument("--seed", type=non_negative_int, help="instead of the config's seed")
+    p.add_argument("--max-minutes", type=float, metavar="M", help="stop after M minutes of wall time")
+    p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint zip (OUT/checkpoints/step_T.zip)")
+    p.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_train)
+
+
+def add_play(sub) -> None:
+    """The ``tafl play`` command (entry point ``play`` of ``tafl.commands``)."""
+    p = sub.add_parser("play", help="play against an agent in the terminal",
+                       description="Play against an agent in the terminal: type moves in notation "
+                                   "('moves' lists the legal moves, 'moves e3' those of one piece, 'undo' "
+                                   "takes your last move back, 'help', 'quit'). Reads stdin line by line, "
+                                   "so it can be driven by a pipe.")
+    p.add_argument("variant", metavar="VARIANT")
+    p.add_argument("--vs", required=True, metavar="AGENT",
+                   help="the opponent: random, greedy, mcts:N[:ROLLOUT[:PRIOR]] or policy:PATH")
+    p.add_argument("--side", choices=SIDES, default="attacker", help="your side (default: attacker)")
+    p.add_argument("--seed", type=int, default=None, help="the agent's random seed")
+    add_start_options(p)
+    add_rule_options(p, cap_help="stop the game after N turns (default: the variant's move cap)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_play)

@@ -1,0 +1,130 @@
+"""Config machinery shared by tournaments (:mod:`agents.tournament`) and training: a schema of
+typed, documented, range-checked fields, YAML reading, and the :class:`ConfigError` that names the
+offending field.
+
+    >>> schema = {"games": FieldSpec((int,), True, None, "games to play",
+    ...                              lambda v: None if v > 0 else f"must be > 0, got {v}")}
+    >>> check_schema({"games": 4}, schema, "demo config")
+    {'games': 4}
+    >>> try:
+    ...     check_schema({"games": 0}, schema, "demo config")
+    ... except ConfigError as exc:
+    ...     print(exc.field, "|", exc)
+    games | demo config: field 'games': must be > 0, got 0
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from tafl_env.extras import require
+
+__all__ = ["ConfigError", "FieldSpec", "check_schema", "read_yaml_config", "apply_overrides"]
+
+
+class ConfigError(ValueError):
+    """A bad config; ``field`` names the offending field."""
+
+    def __init__(self, field: str, message: str, source: str = "tournament config"):
+        self.field = field
+        where = "" if field.startswith("<") else f"field {field!r}: "   # <file>, <root>: the whole file
+        super().__init__(f"{source}: {where}{message}")
+
+
+# Tracebacks and doctests name the class where it used to live until every caller (the training
+# code's doctests) says agents.config; agents.evaluate still re-exports it, so the name resolves.
+ConfigError.__module__ = "agents.evaluate"
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One config field: accepted types, whether required, default, meaning and a range check
+    (``check(value)`` returns a problem as text, or ``None`` when the value is fine)."""
+
+    types: tuple[type, ...]
+    required: bool
+    default: Any
+    doc: str
+    check: Callable[[Any], str | None] | None = None
+
+
+def check_schema(raw: Any, schema: dict[str, FieldSpec], source: str) -> dict[str, Any]:
+    """Check each field of a parsed config against ``schema``; return it with defaults filled.
+
+    Raises :class:`ConfigError` naming the field: an unknown key, a missing required field, a wrong
+    type, or a value its ``check`` rejects. Checks across fields are the caller's.
+    """
+    if not isinstance(raw, dict):
+        raise ConfigError("<root>", f"must be a mapping of fields, got {type(raw).__name__}", source)
+    for key in raw:
+        if key not in schema:
+            raise ConfigError(str(key), f"unknown field (known: {', '.join(schema)})", source)
+    out: dict[str, Any] = {}
+    for key, spec in schema.items():
+        if key not in raw:
+            if spec.required:
+                raise ConfigError(key, "is required", source)
+            out[key] = copy.deepcopy(spec.default)
+            continue
+        value = raw[key]
+        ok = isinstance(value, spec.types) and not (isinstance(value, bool) and bool not in spec.types)
+        if not ok:
+            want = " or ".join("null" if t is type(None) else t.__name__ for t in spec.types)
+            raise ConfigError(key, f"must be {want}, got {type(value).__name__} {value!r}", source)
+        if spec.check is not None and value is not None:
+            problem = spec.check(value)
+            if problem:
+                raise ConfigError(key, problem, source)
+        out[key] = value
+    return out
+
+
+def apply_overrides(raw: Any, overrides: Mapping[str, Any], flags: Mapping[str, str],
+                    validate: Callable[[Any, str], dict[str, Any]], source: str) -> dict[str, Any]:
+    """Validate ``raw`` with command-line ``overrides`` put in first, so they meet the same checks.
+
+    ``overrides`` maps field → value (``None``: not given); ``flags`` maps field → the option that
+    set it (``"--seed"``). An error in an overridden field names the option instead of the file.
+
+    >>> from agents.tournament import validate_tournament_config
+    >>> raw = {"variant": "legacy_ard_ri", "agents": {"a": "random", "b": "random"}, "games_per_pair": 2}
+    >>> apply_overrides(raw, {"seed": 3}, {"seed": "--seed"}, validate_tournament_config, "t.yaml")["seed"]
+    3
+    >>> try:
+    ...     apply_overrides(raw, {"seed": -1}, {"seed": "--seed"}, validate_tournament_config, "t.yaml")
+    ... except ConfigError as exc:
+    ...     print(exc)
+    --seed (command line): field 'seed': must be >= 0, got -1
+    """
+    given = {key: value for key, value in overrides.items() if value is not None}
+    merged = dict(raw) if isinstance(raw, dict) else raw
+    if given and isinstance(merged, dict):
+        merged.update(given)
+    try:
+        return validate(merged, source)
+    except ConfigError as exc:
+        if exc.field in given:
+            message = str(exc).split(f"field {exc.field!r}: ", 1)[-1]
+            raise ConfigError(exc.field, message, f"{flags.get(exc.field, exc.field)} (command line)") from None
+        raise
+
+
+def read_yaml_config(path: str | os.PathLike) -> Any:
+    """The parsed YAML of a config file; an unreadable, non-UTF-8 or bad YAML file is a
+    :class:`ConfigError` (a missing PyYAML is a :class:`~tafl_env.extras.MissingExtraError`)."""
+    require("eval", "reading a YAML config")
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except OSError as exc:
+        raise ConfigError("<file>", f"cannot read {path}: {exc.strerror or exc}", str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError("<file>", f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                                    f"{exc.start})", str(path)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError("<file>", f"not valid YAML: {' '.join(str(exc).split())}", str(path)) from None
