@@ -34,11 +34,6 @@ class ConfigError(ValueError):
         super().__init__(f"{source}: {where}{message}")
 
 
-# Tracebacks and doctests name the class where it used to live until every caller (the training
-# code's doctests) says agents.config; agents.evaluate still re-exports it, so the name resolves.
-ConfigError.__module__ = "agents.evaluate"
-
-
 @dataclass(frozen=True)
 class FieldSpec:
     """One config field: accepted types, whether required, default, meaning and a range check

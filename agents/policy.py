@@ -262,3 +262,32 @@ def _factory(arg, seed=None, **kw):
 
 
 register_agent("policy", _factory)
+
+
+class NetAgent(Agent):
+    """An engine agent (:class:`agents.base.Agent`) from a :class:`agents.networks.TaflBoardPolicy`.
+
+    Observations with :func:`tafl_env.observation.observe` from the side to move, masks from the
+    engine; argmax over the legal moves (``deterministic``) or a sample of the masked policy.
+    """
+
+    name = "net"
+
+    def __init__(self, policy, deterministic: bool = True, seed: int | None = None):
+        super().__init__(seed)
+        self.policy = policy
+        self.deterministic = deterministic
+
+    def choose(self, engine, state: State) -> np.ndarray:
+        import torch as th
+
+        from tafl_env.observation import observe
+
+        from .networks import masked_sample
+
+        obs = observe(engine, state, state.to_move.astype(np.intp))
+        mask = engine.legal_action_mask(state)
+        with th.no_grad():
+            logits = self.policy.action_logits(th.as_tensor(obs))
+        return masked_sample(logits, mask, self.rng, self.deterministic)
+

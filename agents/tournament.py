@@ -122,7 +122,7 @@ def validate_tournament_config(raw: Any, source: str = "tournament config") -> d
     ...                             "games_per_pair": 2})
     Traceback (most recent call last):
     ...
-    agents.evaluate.ConfigError: tournament config: field 'agents': needs at least 2 agents
+    agents.config.ConfigError: tournament config: field 'agents': needs at least 2 agents
     """
     out = check_schema(raw, TOURNAMENT_SCHEMA, source)
     if out["anchor"] is not None and out["anchor"] not in out["agents"]:

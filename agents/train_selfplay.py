@@ -77,7 +77,7 @@ the model zip, like every SB3 checkpoint, unpickles objects on load: resume only
 or a trusted source.
 
 **Code.** One module per concern under :mod:`agents.training` (config, league, imitation,
-evaluation, callback, checkpoints, progress, run); :class:`NetAgent` is in :mod:`agents.net_agent`. This module re-exports
+evaluation, callback, checkpoints, progress, run); :class:`NetAgent` is beside ``PolicyAgent`` in :mod:`agents.policy`. This module re-exports
 the public names.
 """
 
@@ -85,7 +85,7 @@ from __future__ import annotations
 
 # The code lives in agents.training, one module per concern; this module keeps the names that the
 # CLI, the notebook, the tests and user code import from it.
-from .net_agent import NetAgent
+from .policy import NetAgent
 from .training.callback import make_callback
 from .training.checkpoints import TrainSetupError
 from .training.config import TRAIN_SCHEMA, load_train_config, rules_of, validate_train_config

@@ -259,7 +259,7 @@ def cmd_variants(args: argparse.Namespace) -> int:
     width = max(len(row["id"]) for row in rows)
     for row in rows:
         if row["extra"] and not any(prev["extra"] for prev in rows[: rows.index(row)]):
-            print("\nextra variants (same engine, not in RULES.md):")
+            print("\nextra variants (same engine; RULES.md §4):")
         size = f"{row['board_size']}x{row['board_size']}"
         print(f"{row['id']:<{width}}  {size:>5}  {row['first_to_move']:<8}  {row['title']}: {row['summary']}")
     return 0

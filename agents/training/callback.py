@@ -11,8 +11,9 @@ import numpy as np
 
 from tafl_env.rules import SIDES
 
-from ..net_agent import NetAgent
-from .checkpoints import POOL_SUFFIX, rules_record, save_pool
+from ..policy import NetAgent
+from ..policy import model_info
+from .checkpoints import POOL_SUFFIX, save_pool
 from .config import rules_of
 from .evaluation import evaluate_agent, write_evals
 from .league import state_dict_copy
@@ -123,7 +124,7 @@ def make_callback(cfg, out_dir: Path, venv, groups, pool: list, frozen, state: d
             # tensors and plain values only: resuming reads it with torch.load(weights_only=True)
             save_pool(path.with_suffix(POOL_SUFFIX), pool,
                       {**{k: v for k, v in state.items() if k != "evals"}, "timesteps": int(self.num_timesteps),
-                       "rules": rules_record(rules_of(cfg))})
+                       "rules": model_info(rules_of(cfg))})
             return path
 
         def _on_training_end(self) -> None:

@@ -7,7 +7,7 @@ tensors and plain values (dicts, lists, str, int, float, bool, None), so it is r
 code. The model zip itself, like every SB3 checkpoint, unpickles Python objects when it is loaded
 (``MaskablePPO.load``): load only zips from a trusted source.
 
-Every model saved by a run carries ``tafl_rules`` (:func:`rules_record`): the variant and every rule
+Every model saved by a run carries ``tafl_rules`` (:func:`agents.policy.model_info`): the variant and every rule
 field it was trained under. SB3 saves it with the model's other attributes in the zip's ``data``
 entry (plain JSON) and restores it as ``model.tafl_rules`` on load. :func:`check_resume` reads that
 JSON without unpickling anything and refuses a checkpoint of another variant or other rules; for
@@ -20,7 +20,6 @@ an opponent) found before the run starts; it is a :class:`agents.evaluate.Config
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import numbers
 import pickle
@@ -29,13 +28,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..evaluate import ConfigError
+from ..policy import MODEL_INFO, rules_mismatch
 
-__all__ = ["TrainSetupError", "rules_record", "save_pool", "load_pool", "model_data", "check_model_rules",
+__all__ = ["TrainSetupError", "save_pool", "load_pool", "model_data", "check_model_rules",
            "check_resume", "POOL_SUFFIX"]
 
 POOL_SUFFIX = ".pool.pt"
-_NOT_RULES = ("name", "title", "summary")     # descriptive fields of a RuleSet
-_FREE_RULES = ("max_turns",)                  # may change between a checkpoint and its resumption
 
 
 class TrainSetupError(ConfigError):
@@ -45,19 +43,6 @@ class TrainSetupError(ConfigError):
     def __init__(self, field: str, message: str):
         self.field = field
         ValueError.__init__(self, message)
-
-
-def rules_record(rules) -> dict[str, Any]:
-    """``{"variant": id, "rules": {field: value}}`` of a :class:`~tafl_env.rules.RuleSet` (every rule
-    field, not the descriptive ones): what a model was trained under, as plain JSON."""
-    fields = {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules) if f.name not in _NOT_RULES}
-    return {"variant": rules.name, "rules": fields}
-
-
-def _differences(saved: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
-    a, b = saved.get("rules", {}), now["rules"]
-    return [f"{k}={a.get(k)!r} (now {b.get(k)!r})" for k in sorted(set(a) | set(b))
-            if k not in _FREE_RULES and a.get(k) != b.get(k)]
 
 
 # --- the pool file ------------------------------------------------------------------------------------
@@ -176,20 +161,16 @@ def check_model_rules(data: Mapping[str, Any], rules, what: str, field: str = "r
     options than ``rules`` (``max_turns`` may differ), from its ``tafl_rules`` record (or ``saved``,
     the record of its pool file); without a record, one for another board (observation shape,
     number of actions)."""
-    now = rules_record(rules)
-    record = data.get("tafl_rules") if isinstance(data.get("tafl_rules"), dict) else saved
+    record = data.get(MODEL_INFO) if isinstance(data.get(MODEL_INFO), dict) else saved
     if isinstance(record, Mapping) and "variant" in record:
-        if record["variant"] != now["variant"]:
-            raise TrainSetupError(field, f"{what} was trained on {record['variant']}, not {now['variant']}")
-        diff = _differences(record, now)
-        if diff:
-            raise TrainSetupError(field, f"{what} was trained on {now['variant']} under other rule options: "
-                                         f"{', '.join(diff)}")
+        mismatch = rules_mismatch(dict(record), rules)
+        if mismatch:
+            raise TrainSetupError(field, f"{what} was trained on {mismatch}")
     want_shape, want_n = (rules.board_size, rules.board_size, 14), rules.num_actions
     shape, n = _space_facts(data)
     if (shape is not None and shape != want_shape) or (n is not None and n != want_n):
         raise TrainSetupError(field, f"{what} is a model for another board (observations {shape}, {n} actions); "
-                                     f"{now['variant']} has {want_shape} and {want_n} actions")
+                                     f"{rules.name} has {want_shape} and {want_n} actions")
 
 
 def check_resume(path: str | Path, rules) -> dict[str, Any]:

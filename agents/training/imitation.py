@@ -8,7 +8,7 @@ and value heads to them. The module docstring of :mod:`agents.train_selfplay` ex
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .callback import make_callback
-from .checkpoints import TrainSetupError, check_resume, rules_record
+from ..policy import model_info
+from .checkpoints import TrainSetupError, check_resume
 from .config import rules_of, validate_train_config
 from .evaluation import plot_learning_curve
 from .imitation import imitate, imitation_data
@@ -221,7 +222,7 @@ def train(config: Mapping[str, Any], *, out_dir: str | os.PathLike | None = None
             policy_kwargs=board_policy_kwargs(cfg["channels"], cfg["blocks"], cfg["value_hidden"]),
             seed=cfg["seed"], device="cpu", verbose=0)
         reset = True
-    model.tafl_rules = rules_record(rules_of(cfg))   # saved in every zip's data (.checkpoints)
+    model.tafl_rules = model_info(rules_of(cfg))   # saved in every zip's data (.checkpoints)
 
     # from here on the output directory is written
     out.mkdir(parents=True, exist_ok=True)
