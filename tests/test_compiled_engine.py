@@ -174,3 +174,29 @@ def test_random_actions_are_legal_and_cover_every_legal_action(variant):
     legal = set(np.flatnonzero(eng.legal_action_mask(state)[0]).tolist())
     drawn = {int(eng.random_actions(state, rng)[0]) for _ in range(40 * len(legal))}
     assert drawn == legal
+
+
+def test_serial_kernels_run_without_reference_counting():
+    """numba's ``_nrt=False`` target option (in effect, though not in numba's user documentation)
+    keeps array reference counting out of the per-move path: if a numba release dropped or renamed
+    it, the kernels would still work but count references again. Guard it: the kernels' options
+    carry it, and a function built with them has no reference counting where the default build
+    has some."""
+    import numba
+
+    from tafl_env.engine import _jit, batch
+
+    assert batch.step.targetoptions.get("_nrt") is False
+
+    def view_and_read(a):
+        tail = a[1:]
+        return tail[0]
+
+    flags = {k: v for k, v in _jit.SERIAL_OPTIONS.items() if k != "cache"}
+    arg = (numba.types.int64[::1],)
+    plain = numba.njit(view_and_read)
+    plain.compile(arg)
+    built = numba.njit(**flags)(view_and_read)
+    built.compile(arg)
+    assert "NRT_" in "".join(plain.inspect_llvm().values())
+    assert "NRT_" not in "".join(built.inspect_llvm().values())

@@ -26,11 +26,31 @@ import numba
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "forksafe"
 
-kernel = numba.njit(cache=True, nogil=True)
-"""Decorator of every serial kernel and helper."""
+# Serial kernels run without numba's reference-counted memory (``_nrt=False``): every array they
+# touch comes from Python (or from a parallel kernel), so nothing is allocated, and no call of one
+# compiled function by another increments and decrements the counts of the arrays it passes.
+# Those counts cost the single-game path about half its time (benchmarks/RESULTS.md). The flag is
+# numba's own target option, though not in its user documentation; tests/test_compiled_engine.py
+# checks that it is in effect. error_model="numpy": integer division by zero is not checked (the
+# kernels never divide by a variable that can be zero), as in numpy.
+_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 
-parallel_kernel = numba.njit(cache=True, nogil=True, parallel=True)
-"""Decorator of the ``prange`` builds of batched kernels."""
+SERIAL_OPTIONS = dict(_nrt=False, **_FLAGS)
+kernel = numba.njit(**SERIAL_OPTIONS)
+"""Decorator of the serial kernels and of the per-game helpers they call."""
+
+helper = kernel
+"""The per-game helpers (same build; the name says a function is not called from Python)."""
+
+leaf = numba.njit(inline="always", **SERIAL_OPTIONS)
+"""Small helpers called many times a move (bit counts, one piece's moves, one square's toggles):
+inlined by numba into their callers, since a call between compiled functions is not inlined by
+LLVM and costs more than these functions' work. Only small ones: inlining the big per-move
+functions into every kernel made the cold compile five times longer."""
+
+parallel_kernel = numba.njit(parallel=True, **_FLAGS)
+"""Decorator of the ``prange`` builds of batched kernels (these keep reference counting: the
+thread pool allocates its schedules, and each task allocates its work arrays)."""
 
 PARALLEL_MIN_BATCH = 64
 """Batches smaller than this run on one thread: below it, starting threads costs more than it saves."""

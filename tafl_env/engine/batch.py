@@ -15,13 +15,15 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import kernel, parallel_kernel
+from ._jit import helper, kernel, parallel_kernel
 from .movegen import count_moves, random_action, write_mask
 from .state import RUNNING
-from .step import INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, NEED_ROOM, OK, action_slot, \
-    next_random, step_game
+from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
+                   SCRATCH, action_slot, next_random, step_game)
 from .tables import P_S
 from .turns import judge_fresh, record_seen
+
+CHUNK = 64   # games per task of a prange loop (each task allocates its work arrays once)
 
 
 @kernel
@@ -48,11 +50,9 @@ def masks_parallel(to_move, chain, pieces, moves, tb, out, rows):
 
 
 @kernel
-def counts(moves, chain):
-    out = np.empty(len(chain), dtype=np.int64)
+def counts(moves, chain, out):
     for g in range(len(chain)):
         out[g] = count_moves(moves, chain, g)
-    return out
 
 
 @kernel
@@ -67,7 +67,7 @@ def legal(to_move, chain, pieces, moves, reason, tb, actions, out):
         out[g] = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g]) != -1
 
 
-@kernel
+@helper
 def _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots):
     """Find the slot of every running game's action; returns ``OK``, the first game whose action
     is illegal, or ``NEED_ROOM`` when some history is full."""
@@ -85,10 +85,10 @@ def _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, sl
     return OK if room else NEED_ROOM
 
 
-@kernel
+@helper
 def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
               seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-              tb, actions, slots, info, g):
+              tb, actions, slots, info, g, scratch):
     if slots[g] == -1:   # a finished game
         for c in range(6):
             info[g, c] = tb.params[P_S]
@@ -96,7 +96,6 @@ def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
         info[g, INFO_CONTINUATION] = 0
         info[g, INFO_TURN_ENDED] = 0
         return
-    scratch = np.empty(4, dtype=np.int64)
     step_game(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
               seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
               tb, g, actions[g], slots[g], info[g], scratch)
@@ -105,39 +104,41 @@ def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
 @kernel
 def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
          seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-         tb, actions, slots, info):
-    """Check, then apply ``actions``; returns ``OK`` or why nothing was applied."""
+         tb, actions, slots, info, scratch):
+    """Check, then apply ``actions``; returns ``OK`` or why nothing was applied. ``scratch``:
+    int64 work array of ``SCRATCH`` entries."""
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
     for g in range(len(actions)):
         _step_row(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, actions, slots, info, g)
+                  moves, winner, reason, tb, actions, slots, info, g, scratch)
     return OK
 
 
 @parallel_kernel
 def step_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, actions, slots, info):
-    """:func:`step` with the games spread over threads."""
+                  moves, winner, reason, tb, actions, slots, info, _scratch):
+    """:func:`step` with the games spread over threads (each task has its own work array)."""
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
-    for g in prange(len(actions)):
-        _step_row(board, to_move, start_side, king_sq, chain, turn, key, history,
-                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, actions, slots, info, g)
+    b = len(actions)
+    for c in prange((b + CHUNK - 1) // CHUNK):
+        scratch = np.empty(SCRATCH, dtype=np.int64)
+        for g in range(c * CHUNK, min(b, (c + 1) * CHUNK)):
+            _step_row(board, to_move, start_side, king_sq, chain, turn, key, history,
+                      last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                      moves, winner, reason, tb, actions, slots, info, g, scratch)
     return OK
 
 
-@kernel
+@helper
 def _play_row(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
               seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-              tb, rng, max_steps, played, g):
-    info = np.empty(INFO_TURN_ENDED + 1, dtype=np.int64)
-    scratch = np.empty(4, dtype=np.int64)
+              tb, rng, max_steps, played, g, info, scratch):
     while played[g] < max_steps and reason[g] == RUNNING and turn[g] + 1 < history.shape[1]:
         a = random_action(to_move, chain, pieces, moves, tb, g, next_random(rng, g))
         slot = action_slot(to_move, chain, pieces, moves, reason, tb, g, a)
@@ -147,7 +148,7 @@ def _play_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
         played[g] += 1
 
 
-@kernel
+@helper
 def _stopped_for_room(reason, played, max_steps):
     for g in range(len(played)):
         if played[g] < max_steps and reason[g] == RUNNING:
@@ -158,23 +159,29 @@ def _stopped_for_room(reason, played, max_steps):
 @kernel
 def play_random(board, to_move, start_side, king_sq, chain, turn, key, history,
                 last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                moves, winner, reason, tb, rng, max_steps, played):
+                moves, winner, reason, tb, rng, max_steps, played, info, scratch):
     """Random legal actions in every game until it ends, ``played[g]`` reaches ``max_steps`` or
-    its history is full; returns whether some game stopped for room (grow it and call again)."""
+    its history is full; returns whether some game stopped for room (grow it and call again).
+    ``info`` and ``scratch``: int64 work arrays of ``INFO_WIDTH`` and ``SCRATCH`` entries."""
     for g in range(len(rng)):
         _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, rng, max_steps, played, g)
+                  moves, winner, reason, tb, rng, max_steps, played, g, info, scratch)
     return _stopped_for_room(reason, played, max_steps)
 
 
 @parallel_kernel
 def play_random_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
                          last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
-                         pieces, moves, winner, reason, tb, rng, max_steps, played):
-    """:func:`play_random` with the games spread over threads."""
-    for g in prange(len(rng)):
-        _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
-                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, rng, max_steps, played, g)
+                         pieces, moves, winner, reason, tb, rng, max_steps, played, _info,
+                         _scratch):
+    """:func:`play_random` with the games spread over threads (each task has its own work arrays)."""
+    b = len(rng)
+    for c in prange((b + CHUNK - 1) // CHUNK):
+        info = np.empty(INFO_WIDTH, dtype=np.int64)
+        scratch = np.empty(SCRATCH, dtype=np.int64)
+        for g in range(c * CHUNK, min(b, (c + 1) * CHUNK)):
+            _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
+                      last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
+                      pieces, moves, winner, reason, tb, rng, max_steps, played, g, info, scratch)
     return _stopped_for_room(reason, played, max_steps)

@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..notation import COMMANDER, EMPTY, KING, KNIGHT
-from ._jit import kernel
+from ._jit import helper, leaf
 from .movegen import piece_moves
 from .tables import (F_ALWAYS_HOSTILE, F_CORNER, F_ESCAPE, F_KING_HOSTILE, F_THRONE, IS_ATTACKER,
                      OPPOSITE, P_COMMANDER_ON_THRONE, P_COMMANDER_SANDWICH, P_ENCIRCLEMENT,
                      P_FULL_ROW, P_N, P_S, P_THRONE, P_THRONE_HOSTILE, P_TABLUT_KING)
 
 
-@kernel
+@leaf
 def custodial_captures(board, tb, g, piece, to, out):
     """Custodial captures (§3.3-§3.5) by ``piece`` that just landed on ``to``: ``out[d]`` is the
     captured square in direction d (north, east, south, west), or S; returns how many."""
@@ -41,7 +41,7 @@ def custodial_captures(board, tb, g, piece, to, out):
     return count
 
 
-@kernel
+@leaf
 def _hostile_to_king(board, tb, g, sq, king_four_sided):
     """Whether square ``sq`` closes in the king: an attacker, a hostile square, the empty throne
     where the throne is hostile; with ``king_four_sided`` the edge where it counts."""
@@ -54,7 +54,7 @@ def _hostile_to_king(board, tb, g, sq, king_four_sided):
     return tb.params[P_THRONE_HOSTILE] != 0 and (f & F_THRONE) != 0 and p == EMPTY
 
 
-@kernel
+@leaf
 def king_captured(board, tb, g, piece, to, side, king):
     """Whether the attackers' move of ``piece`` to ``to`` captures the king on ``king`` (§3.6,
     the Tablut rule of §3.6 where set, and the commander sandwich of §5)."""
@@ -88,18 +88,17 @@ def king_captured(board, tb, g, piece, to, side, king):
     return captured
 
 
-@kernel
-def encircled(occupancy, tb, g):
+@leaf
+def encircled(occupancy, tb, g, reach, grown):
     """No defender can reach the edge through squares free of attackers (§3.7).
 
     A flood fill over ranks as N-bit ints from the open edge squares, stopped as soon as it
-    touches a defender (not encircled) or stops growing (encircled)."""
+    touches a defender (not encircled) or stops growing (encircled). ``reach`` and ``grown`` are
+    int64 work arrays of at least N entries."""
     if tb.params[P_ENCIRCLEMENT] == 0:
         return False
     n = tb.params[P_N]
     full = tb.params[P_FULL_ROW]
-    reach = np.empty(n, dtype=np.int64)
-    grown = np.empty(n, dtype=np.int64)
     for r in range(n):
         reach[r] = ~np.int64(occupancy[g, 0, r]) & full & tb.edge_rows[r]
         if reach[r] & occupancy[g, 1, r]:
@@ -123,7 +122,7 @@ def encircled(occupancy, tb, g):
             return True
 
 
-@kernel
+@helper
 def _continuation_captures(board, tb, g, piece, side, origin, d, k, king, scratch):
     """Whether moving ``piece`` from ``origin`` k squares in direction d would capture (or bring
     the king to an escape square): the move is played on the board, judged, and taken back."""
@@ -142,13 +141,13 @@ def _continuation_captures(board, tb, g, piece, side, origin, d, k, king, scratc
     return good
 
 
-@kernel
-def chain_moves(board, lines, tb, g, side, square, king, out):
+@helper
+def chain_moves(board, lines, tb, g, side, square, king, out, scratch):
     """The berserk continuations (§5, §6.2) of the piece on ``square``: its moves that capture,
-    or bring the king to an escape square, packed into ``out[0:4]``; returns whether any."""
+    or bring the king to an escape square, packed into ``out[0:4]``; returns whether any.
+    ``scratch`` is an int64 work array of 4 entries."""
     piece = board[g, square]
     piece_moves(board, lines, tb, g, side, square, out)
-    scratch = np.empty(4, dtype=np.int64)
     found = False
     for d in range(4):
         x = np.int64(out[d])

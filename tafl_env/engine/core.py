@@ -21,6 +21,8 @@ half-applied step.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..errors import IllegalMoveError
@@ -31,7 +33,8 @@ from . import batch as kernels
 from .audit import audit as _audit
 from .positions import full_key, line_bits, occupancy, parse_board, piece_slots
 from .state import NO_WINNER, RUNNING, State
-from .step import INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK
+from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
+                   SCRATCH)
 from .tables import SIDE_OF, Tables
 
 INITIAL_HISTORY = 64
@@ -115,6 +118,16 @@ class Engine:
         self._start_board, self._start_king = self.parse_board(rules.layout)
         self._slots = piece_slots(t, self._start_board).shape[1]
         self._cache: dict = {}  # helper tables built on first use (observation encoders)
+        # The serial step's work array. Kernels release the GIL, so two threads stepping with
+        # one engine would share it: each thread gets its own.
+        self._local = threading.local()
+
+    @property
+    def _scratch(self) -> np.ndarray:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = np.empty(SCRATCH, dtype=np.int64)
+        return scratch
 
     @property
     def threads(self) -> int:
@@ -226,7 +239,9 @@ class Engine:
 
     def count_legal(self, state: State) -> np.ndarray:
         """(B,) number of legal actions (pass included)."""
-        return kernels.counts(state.moves, state.chain)
+        out = np.empty(len(state), dtype=np.int64)
+        kernels.counts(state.moves, state.chain, out)
+        return out
 
     def legal_actions(self, state: State, game: int = 0) -> np.ndarray:
         """The legal action ids of one game, ascending."""
@@ -315,7 +330,8 @@ class Engine:
         slots = np.empty(b, dtype=np.intp)
         while True:
             code = _jit.run_batched(kernels.step, kernels.step_parallel, self._threads, b,
-                                    *state.arrays(), self.kernel_tables, a, slots, info)
+                                    *state.arrays(), self.kernel_tables, a, slots, info,
+                                    self._scratch)
             if code == OK:
                 return StepInfo(info)
             if code != NEED_ROOM:
@@ -338,8 +354,9 @@ class Engine:
         limit = np.iinfo(np.int64).max if max_steps is None else _check_int(max_steps, "max_steps", 0)
         seeds = rng.integers(1, 2**63, size=b, dtype=np.int64).astype(np.uint64)
         played = np.zeros(b, dtype=np.int64)
+        work = (np.empty(INFO_WIDTH, dtype=np.int64), np.empty(SCRATCH, dtype=np.int64))
         while _jit.run_batched(kernels.play_random, kernels.play_random_parallel, self._threads, b,
-                               *state.arrays(), self.kernel_tables, seeds, limit, played):
+                               *state.arrays(), self.kernel_tables, seeds, limit, played, *work):
             state.grow_history(2 * state.history.shape[1])
         return played
 

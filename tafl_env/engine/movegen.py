@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..notation import EMPTY, KING
-from ._jit import kernel
+from ._jit import helper, leaf
 from .tables import F_RESTRICTED, IS_PLAIN_SOLDIER, P_K, P_PASS, P_S, SIDE_OF
 
 # Position of the lowest set bit of a 32-bit int by de Bruijn multiplication.
@@ -26,7 +26,7 @@ _DEBRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8, 
                       19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9], dtype=np.int64)
 
 
-@kernel
+@leaf
 def popcount(x):
     """Number of set bits of a non-negative int below 2**32."""
     x = x - ((x >> 1) & 0x55555555)
@@ -35,13 +35,13 @@ def popcount(x):
     return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
 
 
-@kernel
+@leaf
 def lowest_bit(x):
     """Index of the lowest set bit of a positive int below 2**32."""
     return _DEBRUIJN[(((x & -x) * 0x077CB531) & 0xFFFFFFFF) >> 27]
 
 
-@kernel
+@leaf
 def piece_moves(board, lines, tb, g, side, sq, out):
     """Write the four packed move masks of the piece on ``sq`` (of ``side``) in game ``g`` into
     ``out[0:4]``; returns whether it has any move."""
@@ -66,7 +66,7 @@ def piece_moves(board, lines, tb, g, side, sq, out):
     return any_move != 0
 
 
-@kernel
+@leaf
 def generate_moves(board, to_move, lines, pieces, moves, tb, g):
     """Fill ``moves[g]`` with the packed moves of the side to move; returns whether there is one."""
     side = to_move[g]
@@ -82,7 +82,7 @@ def generate_moves(board, to_move, lines, pieces, moves, tb, g):
     return found
 
 
-@kernel
+@leaf
 def count_moves(moves, chain, g):
     """Legal actions of game ``g``: the packed moves plus pass inside a berserk chain."""
     total = 0
@@ -92,7 +92,7 @@ def count_moves(moves, chain, g):
     return total + (1 if chain[g] >= 0 else 0)
 
 
-@kernel
+@leaf
 def write_mask(to_move, chain, pieces, moves, tb, g, out, row):
     """Set ``out[row, a] = 1`` for every legal action a of game ``g`` (the row must be zero)."""
     k = tb.params[P_K]
@@ -112,7 +112,7 @@ def write_mask(to_move, chain, pieces, moves, tb, g, out, row):
         out[row, tb.params[P_PASS]] = 1
 
 
-@kernel
+@leaf
 def nth_action(to_move, chain, pieces, moves, tb, g, r):
     """The r-th legal action of game ``g`` (0-based, in slot, direction, distance order; pass
     last), or -1 when there are at most r."""
@@ -132,7 +132,7 @@ def nth_action(to_move, chain, pieces, moves, tb, g, r):
     return -1
 
 
-@kernel
+@leaf
 def random_action(to_move, chain, pieces, moves, tb, g, u):
     """A uniformly random legal action of game ``g`` for ``u`` uniform in [0, 1); -1 if none."""
     total = count_moves(moves, chain, g)
@@ -142,7 +142,7 @@ def random_action(to_move, chain, pieces, moves, tb, g, u):
     return nth_action(to_move, chain, pieces, moves, tb, g, r)
 
 
-@kernel
+@leaf
 def find_slot(pieces, g, side, sq):
     """The slot of the piece of ``side`` on ``sq`` in game ``g``, or -1."""
     for i in range(pieces.shape[2]):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidOptionError
-from ._jit import kernel
+from ._jit import helper, kernel
 from .movegen import count_moves, lowest_bit
-from .step import INFO_WIDTH, action_slot, step_game
-from .tables import P_K, P_NUM_ACTIONS, P_PASS
+from .step import INFO_WIDTH, SCRATCH, action_slot, step_game
+from .tables import P_K, P_PASS
 
 MAX_PERFT_DEPTH = 32
 """Deepest perft accepted; far beyond what finishes (perft grows by the branching factor, 10-200
@@ -24,7 +24,7 @@ MAX_PERFT_ESTIMATE = 10**12
 exceeds this: hours of work at tens of millions of sequences per second."""
 
 
-@kernel
+@helper
 def _list_actions(to_move, chain, pieces, moves, tb, g, out):
     """Write the legal actions of game ``g`` into ``out``; returns how many."""
     k = tb.params[P_K]
@@ -43,16 +43,20 @@ def _list_actions(to_move, chain, pieces, moves, tb, g, out):
     return count
 
 
+@helper
+def _copy_row(a, dst, src):
+    for i in range(a.shape[1]):
+        a[dst, i] = a[src, i]
+
+
 @kernel
 def perft_search(board, to_move, start_side, king_sq, chain, turn, key, history,
                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                 moves, winner, reason, tb, depth):
-    """perft(depth >= 2) of the game in row 0; rows 1 .. depth-1 are the search's plies."""
-    actions = np.empty((depth, tb.params[P_NUM_ACTIONS]), dtype=np.int64)
-    count = np.zeros(depth, dtype=np.int64)
-    next_index = np.zeros(depth, dtype=np.int64)
-    info = np.empty(INFO_WIDTH, dtype=np.int64)
-    scratch = np.empty(4, dtype=np.int64)
+                 moves, winner, reason, tb, depth, actions, count, next_index, info, scratch):
+    """perft(depth >= 2) of the game in row 0; rows 1 .. depth-1 are the search's plies.
+
+    Work arrays: ``actions`` (depth, num_actions), ``count`` and ``next_index`` (depth,), ``info``
+    (INFO_WIDTH,) and ``scratch`` (SCRATCH,), all int64."""
     count[0] = _list_actions(to_move, chain, pieces, moves, tb, 0, actions[0])
     total = 0
     ply = 0
@@ -63,14 +67,19 @@ def perft_search(board, to_move, start_side, king_sq, chain, turn, key, history,
         a = actions[ply, next_index[ply]]
         next_index[ply] += 1
         child = ply + 1
-        board[child] = board[ply]
-        history[child] = history[ply]
-        seen_keys[child] = seen_keys[ply]
-        seen_counts[child] = seen_counts[ply]
-        lines[child] = lines[ply]
-        occupancy[child] = occupancy[ply]
-        pieces[child] = pieces[ply]
-        moves[child] = moves[ply]
+        _copy_row(board, child, ply)
+        _copy_row(history, child, ply)
+        _copy_row(seen_keys, child, ply)
+        _copy_row(seen_counts, child, ply)
+        _copy_row(lines, child, ply)
+        for side in range(2):
+            for i in range(occupancy.shape[2]):
+                occupancy[child, side, i] = occupancy[ply, side, i]
+            for i in range(pieces.shape[2]):
+                pieces[child, side, i] = pieces[ply, side, i]
+        for i in range(moves.shape[1]):
+            for d in range(4):
+                moves[child, i, d] = moves[ply, i, d]
         to_move[child] = to_move[ply]
         start_side[child] = start_side[ply]
         king_sq[child] = king_sq[ply]
@@ -111,4 +120,7 @@ def perft(engine, state, depth: int) -> int:
             f"refusing above {MAX_PERFT_ESTIMATE:.0e}, choose a smaller depth")
     stack = state.take(np.zeros(depth, dtype=np.intp))
     stack.grow_history(int(state.turn[0]) + depth + 2)
-    return int(perft_search(*stack.arrays(), engine.kernel_tables, depth))
+    work = (np.empty((depth, engine.num_actions), dtype=np.int64), np.zeros(depth, dtype=np.int64),
+            np.zeros(depth, dtype=np.int64), np.empty(INFO_WIDTH, dtype=np.int64),
+            np.empty(SCRATCH, dtype=np.int64))
+    return int(perft_search(*stack.arrays(), engine.kernel_tables, depth, *work))

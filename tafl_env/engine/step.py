@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..notation import EMPTY, KING, KNIGHT
-from ._jit import kernel
+from ._jit import helper, leaf
 from .captures import chain_moves, custodial_captures, encircled, king_captured
 from .movegen import find_slot
 from .state import (ATTACKER_WINS, DEFENDER_WINS, ENCIRCLED, ESCAPED, KING_CAPTURED, RUNNING)
@@ -16,11 +16,12 @@ from .turns import end_turn, finish
 
 # Columns of the step's info buffer (StepInfo): the six captured squares, then three flags.
 INFO_JUMP, INFO_CONTINUATION, INFO_TURN_ENDED, INFO_WIDTH = 6, 7, 8, 9
+SCRATCH = 64   # entries of step_game's int64 work array (captures, chains, encirclement rows)
 OK, NEED_ROOM = -1, -2   # batched kernels' return codes; >= 0 is the first illegal game
 PASS_SLOT = -2           # action_slot's answer for a legal pass
 
 
-@kernel
+@leaf
 def action_slot(to_move, chain, pieces, moves, reason, tb, g, a):
     """The slot of the piece that legal action ``a`` moves in game ``g``, ``PASS_SLOT`` for a
     legal pass, -1 if ``a`` is not legal (finished games: never)."""
@@ -37,7 +38,7 @@ def action_slot(to_move, chain, pieces, moves, reason, tb, g, a):
     return slot
 
 
-@kernel
+@leaf
 def _toggle(lines, occupancy, tb, g, sq, side):
     """Flip the line and occupancy bits of ``sq``, which just emptied or filled (``side``'s piece)."""
     for j in range(4):
@@ -46,7 +47,7 @@ def _toggle(lines, occupancy, tb, g, sq, side):
     occupancy[g, side, sq // n] ^= np.uint32(1 << (sq % n))
 
 
-@kernel
+@leaf
 def _remove(board, key, lines, occupancy, pieces, tb, g, sq, side):
     """Take the piece of ``side`` on ``sq`` off the board (a capture)."""
     key[g] ^= tb.zobrist[board[g, sq], sq]
@@ -55,14 +56,14 @@ def _remove(board, key, lines, occupancy, pieces, tb, g, sq, side):
     _toggle(lines, occupancy, tb, g, sq, side)
 
 
-@kernel
+@helper
 def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
               seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
               tb, g, a, slot, info, scratch):
     """Play the legal action ``a`` (moving the piece in ``slot``) in running game ``g``.
 
     ``info`` (a row of ``INFO_WIDTH``) receives the captured squares and the flags (see
-    ``INFO_*``); ``scratch`` is an int64 work array of at least 4 entries.
+    ``INFO_*``); ``scratch`` is an int64 work array of ``SCRATCH`` entries.
     """
     s = tb.params[P_S]
     for c in range(6):
@@ -100,9 +101,10 @@ def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, la
                 info[0] = mid
                 captured_any = True
 
-    if custodial_captures(board, tb, g, piece, to, scratch):
+    victims = scratch[0:4]
+    if custodial_captures(board, tb, g, piece, to, victims):
         for c in range(4):
-            victim = scratch[c]
+            victim = victims[c]
             if victim != s:
                 _remove(board, key, lines, occupancy, pieces, tb, g, victim, enemy)
                 info[1 + c] = victim
@@ -121,16 +123,18 @@ def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, la
         finish(winner, reason, moves, g, ATTACKER_WINS, KING_CAPTURED)
     if escaped:
         finish(winner, reason, moves, g, DEFENDER_WINS, ESCAPED)
-    if side == 0 and reason[g] == RUNNING and encircled(occupancy, tb, g):
+    if side == 0 and reason[g] == RUNNING and encircled(occupancy, tb, g, scratch[16:40],
+                                                        scratch[40:64]):
         finish(winner, reason, moves, g, ATTACKER_WINS, ENCIRCLED)
 
     if captured_any:
         last_irreversible[g] = turn[g] + 1
         if tb.params[P_BERSERK] != 0 and reason[g] == RUNNING:
-            if chain_moves(board, lines, tb, g, side, to, king_sq[g], scratch):
+            continuations = scratch[4:8]
+            if chain_moves(board, lines, tb, g, side, to, king_sq[g], continuations, scratch[8:12]):
                 moves[g, :, :] = 0
                 for c in range(4):
-                    moves[g, slot, c] = scratch[c]
+                    moves[g, slot, c] = continuations[c]
                 chain[g] = to
                 info[INFO_TURN_ENDED] = 0
                 return
@@ -138,7 +142,7 @@ def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, la
              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason, tb, g)
 
 
-@kernel
+@leaf
 def next_random(rng, g):
     """xorshift64* step of game ``g``'s generator; a float uniform in [0, 1)."""
     x = rng[g]

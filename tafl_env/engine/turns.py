@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import helper, kernel, leaf
 from .movegen import generate_moves
 from .state import DRAW, NO_MOVES, REPETITION, RUNNING, TRUNCATED
 from .tables import P_MAX_TURNS, P_REPETITION, P_SIDE_KEY
@@ -19,7 +19,7 @@ from .tables import P_MAX_TURNS, P_REPETITION, P_SIDE_KEY
 REPETITION_DRAW, REPETITION_IGNORE = 1, 2   # P_REPETITION codes (tables.REPETITION_CODES)
 
 
-@kernel
+@leaf
 def finish(winner, reason, moves, g, who, why):
     """End game ``g`` with this winner and reason, if it is still running."""
     if reason[g] == RUNNING:
@@ -28,7 +28,7 @@ def finish(winner, reason, moves, g, who, why):
         moves[g, :, :] = 0
 
 
-@kernel
+@leaf
 def record_seen(seen_keys, seen_counts, g, key):
     """Count one more occurrence of ``key`` in game ``g``'s table; returns the new count."""
     size = seen_keys.shape[1]
@@ -76,7 +76,7 @@ def repetition_winner(start_side, history, turn, key, g, mode):
     return 1 - starter
 
 
-@kernel
+@leaf
 def end_turn(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
              tb, g):
@@ -111,7 +111,7 @@ def end_turn(board, to_move, start_side, king_sq, chain, turn, key, history, las
         finish(winner, reason, moves, g, DRAW, TRUNCATED)
 
 
-@kernel
+@helper
 def judge_fresh(to_move, chain, lines, board, pieces, moves, winner, reason, tb, g):
     """Generate the moves of a fresh game ``g`` and end it if the side to move has none."""
     chain[g] = -1
