@@ -357,9 +357,11 @@ class TaflEnv(AECEnv):
 raw_env = TaflEnv
 
 
-class ActionIdWrapper(wrappers.BaseWrapper):
-    """Rejects what is not an action id (``True``, ``1.0``) with the raw env's error, before
-    ``TerminateIllegalWrapper`` indexes the action mask with it (``mask[True]`` is an array)."""
+class TerminateIllegal(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's ``TerminateIllegalWrapper`` (an illegal action loses) that first rejects what is
+    not an action id (``True``, ``1.0``) with the raw env's error: the wrapper would index the
+    action mask with it (``mask[True]`` is an array). One class, not a wrapper more, because every
+    wrapper level adds an attribute lookup to each ``last()`` and ``step()``."""
 
     def step(self, action) -> None:
         agent = self.agent_selection
@@ -371,8 +373,7 @@ class ActionIdWrapper(wrappers.BaseWrapper):
 def env(variant: str | RuleSet, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
     """The environment wrapped as PettingZoo's classic games are (an illegal action ends the game, -1)."""
     e = TaflEnv(variant, render_mode=render_mode, **kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = ActionIdWrapper(e)
+    e = TerminateIllegal(e, illegal_reward=-1)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e

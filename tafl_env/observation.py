@@ -59,14 +59,16 @@ def static_planes(engine: Engine) -> np.ndarray:
 
 
 @kernel
-def _encode(board, to_move, chain, turn, repeated, games, sides, static, max_turns, chains, out):
-    """out[r] = the planes of game ``games[r]`` seen by side ``sides[r]`` (see the table above)."""
+def _encode(board, to_move, chain, turn, repeated, threshold, games, sides, static, max_turns,
+            chains, out):
+    """out[r] = the planes of game ``games[r]`` seen by side ``sides[r]`` (see the table above);
+    plane 12 is ``repeated[g] >= threshold`` (``State.repeats`` and 2, or flags and 1)."""
     s = static.shape[0]
     for r in range(len(games)):
         g = games[r]
         side = sides[r]
         mine = np.float32(to_move[g] == side)
-        rep = np.float32(repeated[g])
+        rep = np.float32(repeated[g] >= threshold)
         progress = np.float32(turn[g] / max_turns) if max_turns > 0 else np.float32(0.0)
         for sq in range(s):
             for p in range(NUM_PLANES):
@@ -98,6 +100,7 @@ class Observer:
         self.static = static_planes(engine)
         self.max_turns = engine.rules.max_turns or 0
         self.chains = engine.rules.berserk   # only berserk has chains (plane 11)
+        self._all: dict[int, np.ndarray] = {}   # np.arange(B) by batch size
 
     def repeated(self, state: State) -> np.ndarray:
         """(B,) bool: plane 12 of every game (the position occurred before)."""
@@ -105,26 +108,38 @@ class Observer:
 
     def _run(self, state: State, games: np.ndarray, sides: np.ndarray, repeated) -> np.ndarray:
         if repeated is None:
-            repeated = self.repeated(state)
+            repeated, threshold = state.repeats, 2
+        else:
+            threshold = 1
         out = np.empty((len(games), self.n, self.n, NUM_PLANES), dtype=np.float32)
-        _encode(state.board, state.to_move, state.chain, state.turn, repeated, games, sides,
-                self.static, self.max_turns, self.chains, out.reshape(len(games), self.s, NUM_PLANES))
+        _encode(state.board, state.to_move, state.chain, state.turn, repeated, threshold, games,
+                sides, self.static, self.max_turns, self.chains,
+                out.reshape(len(games), self.s, NUM_PLANES))
         return out
+
+    def _games(self, state: State, games) -> np.ndarray:
+        if games is None:
+            b = len(state)
+            if b not in self._all:
+                self._all[b] = np.arange(b)
+            return self._all[b]
+        return np.asarray(games, dtype=np.intp).reshape(-1)
 
     def observe(self, state: State, games, side, repeated: np.ndarray | None = None) -> np.ndarray:
         """(R, N, N, 14): games ``games`` of ``state`` (None: all) seen by ``side`` (R,) 0/1.
 
         ``repeated`` is :meth:`repeated` of the whole ``state`` when the caller already has it.
         """
-        games = (np.arange(len(state)) if games is None
-                 else np.asarray(games, dtype=np.intp).reshape(-1))
-        sides = np.broadcast_to(np.asarray(side, dtype=np.intp), games.shape)
-        return self._run(state, games, np.ascontiguousarray(sides), repeated)
+        games = self._games(state, games)
+        sides = np.asarray(side, dtype=np.intp)
+        if sides.shape != games.shape:
+            sides = np.full(len(games), side, dtype=np.intp) if sides.ndim == 0 else \
+                np.ascontiguousarray(np.broadcast_to(sides, games.shape))
+        return self._run(state, games, sides, repeated)
 
     def observe_pairs(self, state: State, games=None, repeated: np.ndarray | None = None) -> np.ndarray:
         """(2R, N, N, 14): each game seen by the attacker (row 2g) and the defender (row 2g+1)."""
-        games = (np.arange(len(state)) if games is None
-                 else np.asarray(games, dtype=np.intp).reshape(-1))
+        games = self._games(state, games)
         sides = np.tile(np.array([0, 1], dtype=np.intp), len(games))
         return self._run(state, np.repeat(games, 2), sides, repeated)
 

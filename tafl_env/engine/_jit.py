@@ -74,10 +74,8 @@ def threads_setting(threads: int | None) -> int:
     return min(threads, numba.config.NUMBA_NUM_THREADS)
 
 
-def run_batched(serial, parallel, threads: int, batch: int, *args):
-    """Call ``serial(*args)``, or ``parallel(*args)`` on ``threads`` threads for big batches."""
-    if threads <= 1 or batch < PARALLEL_MIN_BATCH:
-        return serial(*args)
+def run_parallel(kernel, threads: int, *args):
+    """Call a ``prange`` kernel on ``threads`` threads (launches serialised: see above)."""
     with _launch_lock:
         numba.set_num_threads(threads)
-        return parallel(*args)
+        return kernel(*args)

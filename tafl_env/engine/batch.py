@@ -1,7 +1,8 @@
 """The batched kernels: one call runs a per-game kernel over every game of a State.
 
 Each comes as a plain loop and, where a batch can be big, as a ``prange`` build (``*_parallel``)
-that :func:`~tafl_env.engine._jit.run_batched` picks for large batches and several threads.
+that the engine picks for batches of ``PARALLEL_MIN_BATCH`` games or more when it may use several
+threads.
 The parallel bodies call compiled per-game functions only (no slice assignments of their own,
 which numba would turn into nested parallel loops).
 

@@ -115,12 +115,16 @@ class Engine:
         self.num_actions = t.num_actions
         self.pass_action = t.pass_action
         self.threads = threads
-        self._start_board, self._start_king = self.parse_board(rules.layout)
-        self._slots = piece_slots(t, self._start_board).shape[1]
+        board, king = self.parse_board(rules.layout)
+        start_slots = piece_slots(t, board)
+        self._slots = start_slots.shape[1]
+        # The start position's derived arrays, built once: a reset only copies them.
+        self._start = (board, king, line_bits(t, board[None])[0], occupancy(t, board), start_slots)
         self._cache: dict = {}  # helper tables built on first use (observation encoders)
         # The serial step's work array. Kernels release the GIL, so two threads stepping with
         # one engine would share it: each thread gets its own.
         self._local = threading.local()
+        self._aranges: dict[int, np.ndarray] = {}
 
     @property
     def _scratch(self) -> np.ndarray:
@@ -156,12 +160,13 @@ class Engine:
         """B fresh games from the variant's start, or from ``position`` (a fresh ``Q0``)."""
         b = _check_int(batch_size, "batch_size", 1, MAX_BATCH)
         if position is None:
-            board, king = self._start_board, self._start_king
+            board, king, lines, occ, pieces = self._start
         else:
             board, king = self.parse_board(position)
+            lines, occ = line_bits(self.tables, board[None])[0], occupancy(self.tables, board)
+            pieces = piece_slots(self.tables, board, self._slots)
         side = self.rules.first_side if to_move is None else side_index(to_move)
         t = self.tables
-        pieces = piece_slots(t, board, self._slots)
         st = State(
             board=np.tile(board, (b, 1)),
             to_move=np.full(b, side, dtype=np.int8),
@@ -175,8 +180,8 @@ class Engine:
             seen_keys=np.zeros((b, 2 * INITIAL_HISTORY), dtype=np.uint64),
             seen_counts=np.zeros((b, 2 * INITIAL_HISTORY), dtype=np.int32),
             repeats=np.ones(b, dtype=np.int16),
-            lines=np.tile(line_bits(t, board[None]), (b, 1)),
-            occupancy=np.tile(occupancy(t, board), (b, 1, 1)),
+            lines=np.tile(lines, (b, 1)),
+            occupancy=np.tile(occ, (b, 1, 1)),
             pieces=np.tile(pieces, (b, 1, 1)),
             moves=np.zeros((b, pieces.shape[1], 4), dtype=np.uint32),
             winner=np.full(b, NO_WINNER, dtype=np.int8),
@@ -219,7 +224,7 @@ class Engine:
     def legal_action_mask(self, state: State) -> np.ndarray:
         """(B, num_actions) int8 0/1: exactly the legal actions (all 0 for finished games)."""
         out = np.zeros((len(state), self.num_actions), dtype=np.int8)
-        self._masks(state, out, np.arange(len(state)))
+        self._masks(state, out, self._rows(len(state)))
         return out
 
     def write_masks(self, state: State, buffer: np.ndarray, rows: np.ndarray) -> None:
@@ -232,10 +237,23 @@ class Engine:
             raise IndexError(f"write_masks rows must lie in 0..{len(buffer) - 1}")
         self._masks(state, buffer, rows)
 
+    def _rows(self, b: int) -> np.ndarray:
+        rows = self._aranges.get(b)
+        if rows is None:
+            rows = np.arange(b)
+            if b <= 64:   # the single-game path and small searches call this every move
+                self._aranges[b] = rows
+        return rows
+
+    def _parallel(self, b: int) -> bool:
+        return self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
+
     def _masks(self, state: State, out: np.ndarray, rows: np.ndarray) -> None:
-        _jit.run_batched(kernels.masks, kernels.masks_parallel, self._threads, len(state),
-                         state.to_move, state.chain, state.pieces, state.moves, self.kernel_tables,
-                         out, rows)
+        args = (state.to_move, state.chain, state.pieces, state.moves, self.kernel_tables, out, rows)
+        if self._parallel(len(state)):
+            _jit.run_parallel(kernels.masks_parallel, self._threads, *args)
+        else:
+            kernels.masks(*args)
 
     def count_legal(self, state: State) -> np.ndarray:
         """(B,) number of legal actions (pass included)."""
@@ -329,8 +347,11 @@ class Engine:
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
         slots = np.empty(b, dtype=np.intp)
         while True:
-            code = _jit.run_batched(kernels.step, kernels.step_parallel, self._threads, b,
-                                    *state.arrays(), self.kernel_tables, a, slots, info,
+            if self._parallel(b):
+                code = _jit.run_parallel(kernels.step_parallel, self._threads, *state.arrays(),
+                                         self.kernel_tables, a, slots, info, self._scratch)
+            else:
+                code = kernels.step(*state.arrays(), self.kernel_tables, a, slots, info,
                                     self._scratch)
             if code == OK:
                 return StepInfo(info)
@@ -355,10 +376,15 @@ class Engine:
         seeds = rng.integers(1, 2**63, size=b, dtype=np.int64).astype(np.uint64)
         played = np.zeros(b, dtype=np.int64)
         work = (np.empty(INFO_WIDTH, dtype=np.int64), np.empty(SCRATCH, dtype=np.int64))
-        while _jit.run_batched(kernels.play_random, kernels.play_random_parallel, self._threads, b,
-                               *state.arrays(), self.kernel_tables, seeds, limit, played, *work):
+        while True:
+            args = (*state.arrays(), self.kernel_tables, seeds, limit, played, *work)
+            if self._parallel(b):
+                full = _jit.run_parallel(kernels.play_random_parallel, self._threads, *args)
+            else:
+                full = kernels.play_random(*args)
+            if not full:
+                return played
             state.grow_history(2 * state.history.shape[1])
-        return played
 
     def perft(self, state: State, depth: int, game: int = 0) -> int:
         """The number of action sequences of length ``depth`` from game ``game`` (DESIGN.md
