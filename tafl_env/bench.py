@@ -17,7 +17,7 @@ over a few steps of a fresh batch, and counts the batch's state plus the tempora
 
     >>> r = bench_engine("legacy_ard_ri", 8, 0.05)
     >>> sorted(r)
-    ['batch', 'games_finished', 'peak_mem_mb', 'seconds', 'steps', 'steps_per_cpu_s', 'steps_per_s', 'variant']
+    ['batch', 'games_finished', 'peak_mem_mb', 'seconds', 'steps', 'steps_per_cpu_s', 'steps_per_s', 'threads', 'variant']
     >>> r["steps"] % 8, r["steps_per_s"] > 0, r["peak_mem_mb"] > 0
     (0, True, True)
 """
@@ -39,10 +39,8 @@ MB = 2 ** 20
 """``peak_mem_mb`` is in MiB (2**20 bytes)."""
 
 
-def _engine(variant: str, options: dict) -> Engine:
-    from .game import engine_for  # the shared, cached engine of a rule set
-
-    return engine_for(make_rules(variant, **options))
+def _engine(variant: str, options: dict, threads: int = 1) -> Engine:
+    return Engine(make_rules(variant, **options), threads=threads)
 
 
 def _run(eng: Engine, state: State, fresh: State, rng: np.random.Generator, steps: int | None,
@@ -100,10 +98,11 @@ def peak_memory_mb(variant: str, batch: int, seed: int = 0, steps: int = MEMORY_
 
 
 def bench_engine(variant: str, batch: int, seconds: float, seed: int = 0, *,
-                 unpack_mask: bool = False, **options) -> dict:
-    """Random self-play throughput of ``batch`` games of ``variant`` for about ``seconds``.
+                 unpack_mask: bool = False, threads: int = 1, **options) -> dict:
+    """Random self-play throughput of ``batch`` games of ``variant`` for about ``seconds``, the
+    batched kernels using ``threads`` threads (batches of 64 games or more).
 
-    Returns ``{"variant", "batch", "steps_per_s", "peak_mem_mb", "steps", "seconds",
+    Returns ``{"variant", "batch", "threads", "steps_per_s", "peak_mem_mb", "steps", "seconds",
     "games_finished"}``; ``options`` are rule options (``make_rules``). At least one batched step
     is timed, however small ``seconds`` is.
     """
@@ -112,7 +111,7 @@ def bench_engine(variant: str, batch: int, seconds: float, seed: int = 0, *,
     if not seconds >= 0:
         raise ValueError(f"seconds must be >= 0, got {seconds!r}")
     batch = int(batch)
-    eng = _engine(variant, options)
+    eng = _engine(variant, options, threads)
     rng = np.random.default_rng(seed)
     state = eng.initial_state(batch)
     fresh = eng.initial_state(1)
@@ -122,6 +121,7 @@ def bench_engine(variant: str, batch: int, seconds: float, seed: int = 0, *,
     return {
         "variant": variant,
         "batch": batch,
+        "threads": eng.threads,
         "steps_per_s": steps / elapsed if elapsed > 0 else float("inf"),
         # CPU time of this process only: stays meaningful when other jobs share the cores.
         "steps_per_cpu_s": steps / cpu if cpu > 0 else float("inf"),
@@ -134,9 +134,10 @@ def bench_engine(variant: str, batch: int, seconds: float, seed: int = 0, *,
 
 def format_table(results: list[dict]) -> str:
     """A markdown table of :func:`bench_engine` results."""
-    lines = ["| variant | batch | steps/s (wall) | steps per CPU-s | peak MiB |", "|---|---:|---:|---:|---:|"]
+    lines = ["| variant | batch | threads | steps/s (wall) | steps per CPU-s | peak MiB |",
+             "|---|---:|---:|---:|---:|---:|"]
     for r in results:
-        lines.append(f"| {r['variant']} | {r['batch']} | {r['steps_per_s']:,.0f} | "
+        lines.append(f"| {r['variant']} | {r['batch']} | {r.get('threads', 1)} | {r['steps_per_s']:,.0f} | "
                      f"{r.get('steps_per_cpu_s', float('nan')):,.0f} | {r['peak_mem_mb']:.2f} |")
     return "\n".join(lines)
 

@@ -344,6 +344,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import bench_engine
+    from .engine._jit import PARALLEL_MIN_BATCH
 
     variants = args.variants or list(VARIANTS)
     options = parse_options(args.option)
@@ -351,16 +352,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         make_rules(v, **options)  # every id and option is checked before anything runs
     results = []
     if not args.json:
-        print(f"{'variant':<24} {'batch':>6} {'steps/s':>14} {'per CPU-s':>14} {'peak MiB':>9}")
+        print(f"{'variant':<24} {'batch':>6} {'threads':>7} {'steps/s':>14} {'per CPU-s':>14} {'peak MiB':>9}")
     for v in variants:
         for b in args.batch:
-            r = bench_engine(v, b, args.seconds, seed=args.seed, unpack_mask=args.unpack_mask, **options)
-            results.append({"variant": r["variant"], "batch": r["batch"],
-                            "steps_per_s": round(r["steps_per_s"], 1),
-                            "peak_mem_mb": round(r["peak_mem_mb"], 3)})
-            if not args.json:
-                print(f"{v:<24} {b:>6} {r['steps_per_s']:>14,.0f} {r['steps_per_cpu_s']:>14,.0f} "
-                      f"{r['peak_mem_mb']:>9.2f}", flush=True)
+            # Threads serve batches of PARALLEL_MIN_BATCH games or more; smaller ones run on one.
+            for threads in sorted({t if b >= PARALLEL_MIN_BATCH else 1 for t in args.threads}):
+                r = bench_engine(v, b, args.seconds, seed=args.seed, unpack_mask=args.unpack_mask,
+                                 threads=threads, **options)
+                results.append({"variant": r["variant"], "batch": r["batch"], "threads": r["threads"],
+                                "steps_per_s": round(r["steps_per_s"], 1),
+                                "peak_mem_mb": round(r["peak_mem_mb"], 3)})
+                if not args.json:
+                    print(f"{v:<24} {b:>6} {r['threads']:>7} {r['steps_per_s']:>14,.0f} "
+                          f"{r['steps_per_cpu_s']:>14,.0f} {r['peak_mem_mb']:>9.2f}", flush=True)
     if args.json:
         emit_json({"results": results})
     return 0
@@ -454,6 +458,9 @@ def build_parser(add_ons: Sequence[str] | None = ()) -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=_non_negative_float, default=DEFAULT_SECONDS, metavar="S",
                    help=f"timed seconds per variant and batch (default: {DEFAULT_SECONDS:g})")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--threads", nargs="+", type=positive_int, default=[1, 2], metavar="T",
+                   help="threads of the batched kernels, a row each (default: 1 2; batches under "
+                        "64 games always run on one)")
     p.add_argument("--unpack-mask", action="store_true",
                    help="also build the int8 (B, num_actions) action mask every step, as an env does")
     add_rule_options(p, cap_help=None)
