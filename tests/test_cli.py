@@ -419,8 +419,16 @@ def test_bench_json(capsys):
     assert [(r["variant"], r["batch"]) for r in results] == [
         ("legacy_ard_ri", 1), ("legacy_ard_ri", 8), ("historical_tablut", 1), ("historical_tablut", 8)]
     for r in results:
-        assert set(r) == {"variant", "batch", "steps_per_s", "peak_mem_mb"}
-        assert r["steps_per_s"] > 0 and r["peak_mem_mb"] > 0
+        assert set(r) == {"variant", "batch", "threads", "steps_per_s", "peak_mem_mb"}
+        assert r["steps_per_s"] > 0 and r["peak_mem_mb"] > 0 and r["threads"] == 1   # B < 64
+
+
+def test_bench_threads_rows(capsys):
+    code, out, _ = run(capsys, "bench", "historical_tablut", "--batch", "8", "64", "--threads", "1", "2",
+                       "--seconds", "0.01", "--json")
+    assert code == 0
+    rows = [(r["batch"], r["threads"]) for r in last_json(out)["results"]]
+    assert rows == [(8, 1), (64, 1), (64, 2)]
 
 
 def test_bench_plain_table_and_bad_variant(capsys):
