@@ -200,3 +200,14 @@ def test_serial_kernels_run_without_reference_counting():
     built.compile(arg)
     assert "NRT_" in "".join(plain.inspect_llvm().values())
     assert "NRT_" not in "".join(built.inspect_llvm().values())
+
+
+def test_cached_kernels_are_stamped_with_every_kernel_source():
+    """A kernel inlines helpers from other files; numba's own stamp covers only the kernel's file,
+    so an edit of a helper would leave stale kernels in the cache. The engine's locators add a hash
+    of all kernel sources (numba's internal locator hook: guard it)."""
+    from tafl_env.engine import _jit, batch
+
+    locator = batch.step._cache._impl.locator
+    assert type(locator).__name__.startswith("TaflEngine")
+    assert locator.get_source_stamp()[1] == _jit.SOURCE_STAMP

@@ -17,10 +17,13 @@ once, so parallel launches are serialised by a lock; single-threaded kernels nee
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
+from pathlib import Path
 
 import numba
+from numba.core import caching
 
 # Respect a user's explicit choice; otherwise never pick the fork-unsafe OpenMP layer.
 if "NUMBA_THREADING_LAYER" not in os.environ:
@@ -33,6 +36,40 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 # numba's own target option, though not in its user documentation; tests/test_compiled_engine.py
 # checks that it is in effect. error_model="numpy": integer division by zero is not checked (the
 # kernels never divide by a variable that can be zero), as in numpy.
+# --- the cache knows every kernel source --------------------------------------------------------
+# numba stamps a cached kernel with its own source file only. A kernel inlines helpers from other
+# files, so an edit there (a rule fixed in captures.py) would leave kernels of batch.py compiled
+# from the old helper. Our locators add a hash of every source file that defines kernels to the
+# stamp: any edit recompiles them all. (Installs are safe either way: pip rewrites every file.)
+# The locator classes are numba's; the hook (CacheImpl._locator_classes) is internal, and
+# tests/test_compiled_engine.py checks that it is in effect.
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+_KERNEL_SOURCES = sorted((_PACKAGE / "engine").glob("*.py")) + [_PACKAGE / "observation.py"]
+SOURCE_STAMP = hashlib.sha256(b"".join(p.read_bytes() for p in _KERNEL_SOURCES)).hexdigest()
+
+
+def _engine_locator(base):
+    class Locator(base):
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if Path(py_file).resolve() not in _KERNEL_SOURCES:
+                return None
+            return super().from_function(py_func, py_file)
+
+        def get_source_stamp(self):
+            return (super().get_source_stamp(), SOURCE_STAMP)
+
+    Locator.__name__ = Locator.__qualname__ = f"TaflEngine{base.__name__}"
+    return Locator
+
+
+_LOCATORS = [_engine_locator(base) for base in (caching.UserProvidedCacheLocator,
+                                                 caching.InTreeCacheLocator,
+                                                 caching.UserWideCacheLocator)]
+if not any(c.__name__.startswith("TaflEngine") for c in caching.CacheImpl._locator_classes):
+    caching.CacheImpl._locator_classes[:0] = _LOCATORS
+
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 
 SERIAL_OPTIONS = dict(_nrt=False, **_FLAGS)

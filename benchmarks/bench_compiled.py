@@ -1,0 +1,224 @@
+"""The compiled engine against an earlier checkout, side by side from one run (issue: one compiled
+engine), plus what only the compiled engine has (in-kernel rollouts, threads, compile times).
+
+Every figure is measured in a fresh subprocess per checkout, the checkouts taking turns, so both
+see the same machine load:
+
+    git worktree add /tmp/base 9b1f29b                          # the numpy engine
+    python benchmarks/bench_compiled.py --base /tmp/base        # this tree against it
+    python benchmarks/bench_compiled.py --base /tmp/base --write   # and append to RESULTS.md
+
+Rows (Historisches Tablut unless named):
+
+- ``self-play B=4096``: batched steps from Python, each a random legal action per game
+  (``Engine.random_actions`` then ``Engine.step``), finished games restarted;
+- ``rollout B=4096``: whole random games inside one kernel call (``Engine.play_random``);
+- ``B=1 step``: one game, one ``random_actions`` + ``step`` call pair per move;
+- ``raw_env`` / ``env()``: the AEC env with a uniformly random legal action (``last()``, mask,
+  choice and ``step`` all timed);
+- ``mask B=4096``: ``legal_action_mask`` of 4096 mid-game positions (positions per second);
+- ``perft Alea 3``: ``tafl perft legacy_alea_evangelii 3`` (63,982,532), seconds;
+- ``cold compile`` / ``warm import``: a fresh process that compiles every kernel into an empty
+  numba cache, and one that loads them from it (seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DEFAULT_OUT = HERE / "RESULTS.md"
+
+MEASURE = r'''
+import json, sys, time
+import numpy as np
+which, seconds = sys.argv[1], float(sys.argv[2])
+threads = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+
+def rate(fn, secs=seconds):
+    fn()                                                     # warm-up (and compile)
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < secs:
+        n += fn()
+    return n / (time.perf_counter() - t0)
+
+from tafl_env.engine import Engine
+from tafl_env.rules import make_rules
+
+def engine(variant):
+    try:
+        return Engine(make_rules(variant), threads=threads)
+    except TypeError:                                         # engines without threads
+        return Engine(make_rules(variant))
+
+out = None
+if which.startswith("selfplay:"):
+    variant = which.split(":")[1]
+    eng = engine(variant); rng = np.random.default_rng(0)
+    state = eng.initial_state(4096); fresh = eng.initial_state(1)
+    def go():
+        eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))
+        done = np.flatnonzero(state.done)
+        if len(done):
+            state.put(done, fresh.take(np.zeros(len(done), dtype=np.intp)))
+        return 4096
+    out = rate(go)
+elif which.startswith("rollout:"):
+    variant = which.split(":")[1]
+    eng = engine(variant); rng = np.random.default_rng(0)
+    if not hasattr(eng, "play_random"):
+        out = None
+    else:
+        out = rate(lambda: int(eng.play_random(eng.initial_state(4096), rng).sum()))
+elif which == "b1":
+    eng = engine("historical_tablut"); rng = np.random.default_rng(0)
+    box = [eng.initial_state(1)]
+    def go():
+        st = box[0]
+        if st.reason[0]:
+            st = box[0] = eng.initial_state(1)
+        eng.step(st, eng.random_actions(st, rng))
+        return 1
+    out = rate(go)
+elif which in ("raw_env", "env"):
+    import tafl_env
+    env = getattr(tafl_env, which)("historical_tablut"); env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    def go():
+        obs, r, term, trunc, info = env.last()
+        if term or trunc:
+            env.step(None)
+            if not env.agents:
+                env.reset()
+            return 1
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        return 1
+    out = rate(go)
+elif which == "mask":
+    eng = engine("historical_tablut"); rng = np.random.default_rng(0)
+    state = eng.initial_state(4096)
+    for _ in range(30):
+        eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))
+    out = rate(lambda: (eng.legal_action_mask(state), 4096)[1])
+elif which == "perft":
+    from tafl_env.game import Game
+    from tafl_env.perft import perft
+    g = Game("legacy_alea_evangelii")
+    t0 = time.perf_counter()
+    assert perft(g.engine, g.state, 3) == 63982532
+    out = time.perf_counter() - t0
+elif which == "compile":
+    t0 = time.perf_counter()
+    from tafl_env.observation import observe
+    for th, b in ((1, 8), (2, 128)):
+        e = Engine(make_rules("legacy_berserk"), threads=th)
+        s = e.initial_state(b); r = np.random.default_rng(0)
+        e.step(s, e.random_actions(s, r)); e.play_random(s, r, 5); e.legal_action_mask(s)
+        e.count_legal(s); e.check_legal(s, np.zeros(b, dtype=int)); observe(e, s, s.to_move)
+    e.perft(e.initial_state(1), 3); e.audit(s); s.grow_history(1000)
+    out = time.perf_counter() - t0
+print(json.dumps(out))
+'''
+
+ROWS = [
+    # (label, measurement, unit, threads, only in the compiled engine)
+    ("self-play B=4096, Tablut", "selfplay:historical_tablut", "moves/s", 1, False),
+    ("self-play B=4096, Tablut, 2 threads", "selfplay:historical_tablut", "moves/s", 2, True),
+    ("self-play B=4096, Berserk", "selfplay:legacy_berserk", "moves/s", 1, False),
+    ("self-play B=4096, Alea", "selfplay:legacy_alea_evangelii", "moves/s", 1, False),
+    ("rollout B=4096, Tablut", "rollout:historical_tablut", "moves/s", 1, True),
+    ("rollout B=4096, Tablut, 2 threads", "rollout:historical_tablut", "moves/s", 2, True),
+    ("rollout B=4096, Berserk", "rollout:legacy_berserk", "moves/s", 1, True),
+    ("rollout B=4096, Berserk, 2 threads", "rollout:legacy_berserk", "moves/s", 2, True),
+    ("rollout B=4096, Alea", "rollout:legacy_alea_evangelii", "moves/s", 1, True),
+    ("rollout B=4096, Alea, 2 threads", "rollout:legacy_alea_evangelii", "moves/s", 2, True),
+    ("B=1 step, Tablut", "b1", "moves/s", 1, False),
+    ("raw_env, Tablut", "raw_env", "steps/s", 1, False),
+    ("env(), Tablut", "env", "steps/s", 1, False),
+    ("mask B=4096, Tablut", "mask", "positions/s", 1, False),
+    ("mask B=4096, Tablut, 2 threads", "mask", "positions/s", 2, True),
+    ("perft Alea depth 3", "perft", "s", 1, False),
+]
+
+
+def measure(tree: Path, which: str, seconds: float, threads: int, env: dict | None = None,
+            timeout: float = 600) -> float | None:
+    environ = dict(os.environ, PYTHONPATH=str(tree), **(env or {}))
+    try:
+        proc = subprocess.run([sys.executable, "-c", MEASURE, which, str(seconds), str(threads)],
+                              capture_output=True, text=True, env=environ, timeout=timeout, cwd=tree)
+    except subprocess.TimeoutExpired:
+        return None
+    if proc.returncode != 0:
+        print(f"  {tree} {which}: failed: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def compile_times(tree: Path) -> tuple[float | None, float | None]:
+    """(cold, warm) seconds: all kernels into an empty numba cache, then from it."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold = measure(tree, "compile", 0, 1, {"NUMBA_CACHE_DIR": cache})
+        warm = measure(tree, "compile", 0, 1, {"NUMBA_CACHE_DIR": cache})
+    return cold, warm
+
+
+def fmt(value, unit: str) -> str:
+    if value is None:
+        return "—"
+    if unit == "s":
+        return f"{value:.2f} s"
+    return f"{value / 1e6:.2f}M" if value >= 1e6 else f"{value / 1e3:.1f}k"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--base", type=Path, help="an earlier checkout to compare with (e.g. a worktree of 9b1f29b)")
+    p.add_argument("--seconds", type=float, default=2.0, help="timed seconds per row (default 2)")
+    p.add_argument("--perft-timeout", type=float, default=300, help="seconds before a perft row gives up")
+    p.add_argument("--write", action="store_true", help=f"append the section to {DEFAULT_OUT.name}")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    from tafl_env.bench import append_section, machine_info
+
+    lines = ["| case | unit | " + ("before | " if args.base else "") + "compiled | " +
+             ("ratio |" if args.base else ""), "|---|---|" + ("---:|" if args.base else "") + "---:|" +
+             ("---:|" if args.base else "")]
+    for label, which, unit, threads, new_only in ROWS:
+        timeout = args.perft_timeout if which == "perft" else 600
+        old = (measure(args.base, which, args.seconds, threads, timeout=timeout)
+               if args.base and not new_only else None)
+        new = measure(ROOT, which, args.seconds, threads, timeout=timeout)
+        row = f"| {label} | {unit} | "
+        if args.base:
+            ratio = (old / new if unit == "s" else new / old) if old and new else None
+            row += f"{fmt(old, unit)} | {fmt(new, unit)} | {f'{ratio:.1f}×' if ratio else '—'} |"
+        else:
+            row += f"{fmt(new, unit)} |"
+        lines.append(row)
+        print(row, flush=True)
+    cold, warm = compile_times(ROOT)
+    extra = f"| cold compile, all kernels | s | {'— | ' if args.base else ''}{fmt(cold, 's')} |{' |' if args.base else ''}"
+    extra2 = f"| warm start, all kernels from the cache | s | {'— | ' if args.base else ''}{fmt(warm, 's')} |{' |' if args.base else ''}"
+    lines += [extra, extra2]
+    print(extra, extra2, sep="\n")
+    table = "\n".join(lines)
+    if args.write:
+        info = machine_info("numba")
+        notes = [f"before: {args.base} (`git -C {args.base} rev-parse --short HEAD`: "
+                 f"{subprocess.run(['git', '-C', str(args.base), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()})"] if args.base else []
+        append_section(DEFAULT_OUT, "Compiled engine against the numpy engine", info,
+                       "python benchmarks/bench_compiled.py" + (f" --base {args.base}" if args.base else ""),
+                       table, tuple(notes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
