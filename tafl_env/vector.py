@@ -2,7 +2,7 @@
 
 One :class:`~tafl_env.engine.State` holds every game of the batch; each ``step`` is one batched
 engine step (plus the opponent's batched replies), and the observations of all B environments are
-built by one vectorised gather (:class:`tafl_env.observation.Observer`). No Python loop runs over games.
+built by one compiled pass (:class:`tafl_env.observation.Observer`). No Python loop runs over games.
 
 Two modes (both here and in the SB3 ``VecEnv`` of :mod:`tafl_env.sb3`, which shares the core):
 

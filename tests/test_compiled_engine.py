@@ -211,3 +211,39 @@ def test_cached_kernels_are_stamped_with_every_kernel_source():
     locator = batch.step._cache._impl.locator
     assert type(locator).__name__.startswith("TaflEngine")
     assert locator.get_source_stamp()[1] == _jit.SOURCE_STAMP
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda e, s: e.initial_state(True), TypeError, "batch_size must be an int"),
+    (lambda e, s: e.initial_state(2.0), TypeError, "batch_size must be an int"),
+    (lambda e, s: e.initial_state(10**20), ValueError, "batch_size must be from 1 to"),
+    (lambda e, s: e.initial_state(0), ValueError, "batch_size must be from 1 to"),
+    (lambda e, s: e.check_legal(s, [441.5]), tafl_env.errors.IllegalMoveError, "integers"),
+    (lambda e, s: e.check_legal(s, [True]), tafl_env.errors.IllegalMoveError, "integers"),
+    (lambda e, s: e.step(s, [1.0]), tafl_env.errors.IllegalMoveError, "integers"),
+    (lambda e, s: e.decode(-1), IndexError, "action -1 is out of range"),
+    (lambda e, s: e.decode(10**6), IndexError, "out of range"),
+    (lambda e, s: e.legal_actions(s, game=5), ValueError, "game must be from 0 to 0, got 5"),
+    (lambda e, s: e.legal_actions(s, game=True), TypeError, "game must be an int"),
+    (lambda e, s: e.play_random(s, np.random.default_rng(0), max_steps=-1), ValueError, "max_steps"),
+    (lambda e, s: e.perft(s, 2.5), TypeError, "depth must be an int"),
+])
+def test_engine_rejects_bad_input_by_name_and_changes_nothing(call, error, words):
+    eng = Engine(make_rules("historical_tablut"))
+    state = eng.initial_state(1)
+    before = state.copy()
+    with pytest.raises(error, match=words):
+        call(eng, state)
+    for name in ("board", "turn", "key", "moves", "history"):
+        assert np.array_equal(getattr(state, name), getattr(before, name))
+
+
+def test_an_illegal_action_in_a_batch_leaves_every_game_untouched():
+    eng = Engine(make_rules("legacy_berserk"))
+    state = eng.initial_state(3)
+    actions = eng.random_actions(state, np.random.default_rng(0))
+    actions[2] = 0                      # a1 north: no piece there
+    before = state.copy()
+    with pytest.raises(tafl_env.errors.IllegalMoveError, match="game 2: action 0"):
+        eng.step(state, actions)
+    assert np.array_equal(state.board, before.board) and np.array_equal(state.turn, before.turn)
