@@ -6,6 +6,10 @@ threads.
 The parallel bodies call compiled per-game functions only (no slice assignments of their own,
 which numba would turn into nested parallel loops).
 
+Each takes the engine's tables last, as separate arrays (``*engine.kernel_tables``): numba
+unboxes a namedtuple argument several times slower than its arrays one by one, which showed at
+B = 1. The kernel rebuilds the namedtuple inside.
+
 The step checks the whole batch before it changes anything: an illegal action, or a history
 with no room for one more turn, returns early with the state untouched, so the caller can raise
 an error (or grow the history) and never sees a half-applied step.
@@ -21,7 +25,7 @@ from .movegen import count_moves, random_action, write_mask
 from .state import RUNNING
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
                    SCRATCH, action_slot, next_random, step_game)
-from .tables import P_S
+from .tables import P_S, KernelTables
 from .turns import judge_fresh, record_seen
 
 CHUNK = 64   # games per task of a prange loop (each task allocates its work arrays once)
@@ -30,22 +34,25 @@ CHUNK = 64   # games per task of a prange loop (each task allocates its work arr
 @kernel
 def start_games(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
                 seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-                tb):
+                *tables):
     """Record the first position of fresh games, generate their moves, and end those whose side
     to move has none."""
+    tb = KernelTables(*tables)
     for g in range(len(key)):
         record_seen(seen_keys, seen_counts, g, key[g])
         judge_fresh(to_move, chain, lines, board, pieces, moves, winner, reason, tb, g)
 
 
 @kernel
-def masks(to_move, chain, pieces, moves, tb, out, rows):
+def masks(to_move, chain, pieces, moves, out, rows, *tables):
+    tb = KernelTables(*tables)
     for g in range(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
 
 @parallel_kernel
-def masks_parallel(to_move, chain, pieces, moves, tb, out, rows):
+def masks_parallel(to_move, chain, pieces, moves, out, rows, *tables):
+    tb = KernelTables(*tables)
     for g in prange(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
@@ -57,13 +64,15 @@ def counts(moves, chain, out):
 
 
 @kernel
-def random_actions(to_move, chain, pieces, moves, tb, uniforms, out):
+def random_actions(to_move, chain, pieces, moves, uniforms, out, *tables):
+    tb = KernelTables(*tables)
     for g in range(len(out)):
         out[g] = random_action(to_move, chain, pieces, moves, tb, g, uniforms[g])
 
 
 @kernel
-def legal(to_move, chain, pieces, moves, reason, tb, actions, out):
+def legal(to_move, chain, pieces, moves, reason, actions, out, *tables):
+    tb = KernelTables(*tables)
     for g in range(len(out)):
         out[g] = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g]) != -1
 
@@ -105,9 +114,10 @@ def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
 @kernel
 def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
          seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-         tb, actions, slots, info, scratch):
+         actions, slots, info, scratch, *tables):
     """Check, then apply ``actions``; returns ``OK`` or why nothing was applied. ``scratch``:
     int64 work array of ``SCRATCH`` entries."""
+    tb = KernelTables(*tables)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
@@ -121,8 +131,9 @@ def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_ir
 @parallel_kernel
 def step_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, actions, slots, info, _scratch):
+                  moves, winner, reason, actions, slots, info, _scratch, *tables):
     """:func:`step` with the games spread over threads (each task has its own work array)."""
+    tb = KernelTables(*tables)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
@@ -160,10 +171,11 @@ def _stopped_for_room(reason, played, max_steps):
 @kernel
 def play_random(board, to_move, start_side, king_sq, chain, turn, key, history,
                 last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                moves, winner, reason, tb, rng, max_steps, played, info, scratch):
+                moves, winner, reason, rng, max_steps, played, info, scratch, *tables):
     """Random legal actions in every game until it ends, ``played[g]`` reaches ``max_steps`` or
     its history is full; returns whether some game stopped for room (grow it and call again).
     ``info`` and ``scratch``: int64 work arrays of ``INFO_WIDTH`` and ``SCRATCH`` entries."""
+    tb = KernelTables(*tables)
     for g in range(len(rng)):
         _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
@@ -174,9 +186,10 @@ def play_random(board, to_move, start_side, king_sq, chain, turn, key, history,
 @parallel_kernel
 def play_random_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
                          last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
-                         pieces, moves, winner, reason, tb, rng, max_steps, played, _info,
-                         _scratch):
+                         pieces, moves, winner, reason, rng, max_steps, played, _info,
+                         _scratch, *tables):
     """:func:`play_random` with the games spread over threads (each task has its own work arrays)."""
+    tb = KernelTables(*tables)
     b = len(rng)
     for c in prange((b + CHUNK - 1) // CHUNK):
         info = np.empty(INFO_WIDTH, dtype=np.int64)

@@ -189,7 +189,7 @@ class Engine:
         )
         st.key[:] = full_key(t, board[None], st.to_move[:1])[0]
         st.history[:, 0] = st.key
-        kernels.start_games(*st.arrays(), self.kernel_tables)
+        kernels.start_games(*st.arrays(), *self.kernel_tables)
         return st
 
     def full_key(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
@@ -249,7 +249,7 @@ class Engine:
         return self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
 
     def _masks(self, state: State, out: np.ndarray, rows: np.ndarray) -> None:
-        args = (state.to_move, state.chain, state.pieces, state.moves, self.kernel_tables, out, rows)
+        args = (state.to_move, state.chain, state.pieces, state.moves, out, rows, *self.kernel_tables)
         if self._parallel(len(state)):
             _jit.run_parallel(kernels.masks_parallel, self._threads, *args)
         else:
@@ -270,15 +270,15 @@ class Engine:
         """A uniformly random legal action per game (−1 for finished games)."""
         out = np.empty(len(state), dtype=np.intp)
         kernels.random_actions(state.to_move, state.chain, state.pieces, state.moves,
-                               self.kernel_tables, rng.random(len(state)), out)
+                               rng.random(len(state)), out, *self.kernel_tables)
         return out
 
     def check_legal(self, state: State, actions) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
         a = _actions_array(actions, len(state))
         out = np.empty(len(state), dtype=np.bool_)
-        kernels.legal(state.to_move, state.chain, state.pieces, state.moves, state.reason,
-                      self.kernel_tables, a, out)
+        kernels.legal(state.to_move, state.chain, state.pieces, state.moves, state.reason, a, out,
+                      *self.kernel_tables)
         return out
 
     # --- decoding ----------------------------------------------------------------------------
@@ -349,10 +349,10 @@ class Engine:
         while True:
             if self._parallel(b):
                 code = _jit.run_parallel(kernels.step_parallel, self._threads, *state.arrays(),
-                                         self.kernel_tables, a, slots, info, self._scratch)
+                                         a, slots, info, self._scratch, *self.kernel_tables)
             else:
-                code = kernels.step(*state.arrays(), self.kernel_tables, a, slots, info,
-                                    self._scratch)
+                code = kernels.step(*state.arrays(), a, slots, info, self._scratch,
+                                    *self.kernel_tables)
             if code == OK:
                 return StepInfo(info)
             if code != NEED_ROOM:
@@ -377,7 +377,7 @@ class Engine:
         played = np.zeros(b, dtype=np.int64)
         work = (np.empty(INFO_WIDTH, dtype=np.int64), np.empty(SCRATCH, dtype=np.int64))
         while True:
-            args = (*state.arrays(), self.kernel_tables, seeds, limit, played, *work)
+            args = (*state.arrays(), seeds, limit, played, *work, *self.kernel_tables)
             if self._parallel(b):
                 full = _jit.run_parallel(kernels.play_random_parallel, self._threads, *args)
             else:

@@ -13,7 +13,7 @@ from ..errors import InvalidOptionError
 from ._jit import helper, kernel
 from .movegen import count_moves, lowest_bit
 from .step import INFO_WIDTH, SCRATCH, action_slot, step_game
-from .tables import P_K, P_PASS
+from .tables import P_K, P_PASS, KernelTables
 
 MAX_PERFT_DEPTH = 32
 """Deepest perft accepted; far beyond what finishes (perft grows by the branching factor, 10-200
@@ -52,11 +52,12 @@ def _copy_row(a, dst, src):
 @kernel
 def perft_search(board, to_move, start_side, king_sq, chain, turn, key, history,
                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                 moves, winner, reason, tb, depth, actions, count, next_index, info, scratch):
+                 moves, winner, reason, depth, actions, count, next_index, info, scratch, *tables):
     """perft(depth >= 2) of the game in row 0; rows 1 .. depth-1 are the search's plies.
 
     Work arrays: ``actions`` (depth, num_actions), ``count`` and ``next_index`` (depth,), ``info``
     (INFO_WIDTH,) and ``scratch`` (SCRATCH,), all int64."""
+    tb = KernelTables(*tables)
     count[0] = _list_actions(to_move, chain, pieces, moves, tb, 0, actions[0])
     total = 0
     ply = 0
@@ -123,4 +124,4 @@ def perft(engine, state, depth: int) -> int:
     work = (np.empty((depth, engine.num_actions), dtype=np.int64), np.zeros(depth, dtype=np.int64),
             np.zeros(depth, dtype=np.int64), np.empty(INFO_WIDTH, dtype=np.int64),
             np.empty(SCRATCH, dtype=np.int64))
-    return int(perft_search(*stack.arrays(), engine.kernel_tables, depth, *work))
+    return int(perft_search(*stack.arrays(), depth, *work, *engine.kernel_tables))
