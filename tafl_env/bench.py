@@ -144,8 +144,10 @@ def format_table(results: list[dict]) -> str:
 
 # --- writing results down (shared by the scripts in benchmarks/) -------------------------------------
 
-RESULTS_TITLE = ("# Benchmark results\n\nMeasured with the scripts in `benchmarks/`, each section with its "
-                 "machine, date and command; newest sections last.\n")
+RESULTS_TITLE = ("# Benchmark results\n\nMeasured with the scripts in `benchmarks/`. **Current figures** holds "
+                 "each benchmark's latest run (machine, date, command); **History** below it keeps every "
+                 "run, newest last.\n")
+CURRENT, HISTORY = "## Current figures", "## History"
 
 
 def cpu_model() -> str:
@@ -188,13 +190,23 @@ def machine_info(*packages: str) -> dict[str, str]:
 
 def append_section(path, heading: str, info: dict[str, str], command: str, body: str,
                    notes: tuple[str, ...] = ()) -> None:
-    """Append a dated markdown section (machine, command, notes, table) to ``path``."""
+    """Write a dated run to ``path``: it replaces the run of the same ``heading`` under
+    *Current figures* and is appended to *History*."""
     from pathlib import Path
 
     path = Path(path)
-    lines = [f"## {heading}, {info['date']}", ""]
-    lines += [f"- {key}: {value}" for key, value in info.items() if key != "date"]
-    lines += [f"- command: `{command}`"] + [f"- {note}" for note in notes] + ["", body, ""]
-    new = not path.exists() or path.stat().st_size == 0
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write((RESULTS_TITLE if new else "") + "\n" + "\n".join(lines))
+    details = [f"- {key}: {value}" for key, value in info.items() if key != "date"]
+    details += [f"- command: `{command}`"] + [f"- {note}" for note in notes]
+    current = "\n".join([f"### {heading}", "", f"- date: {info['date']}", *details, "", body, ""])
+    history = "\n".join([f"### {heading}, {info['date']}", "", *details, "", body, ""])
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if CURRENT not in text or HISTORY not in text:   # a new file, or one from before this layout
+        old = text.split("\n", 1)[1] if text.startswith("# ") else text
+        text = f"{RESULTS_TITLE}\n{CURRENT}\n\n{HISTORY}\n{old}"
+    head, rest = text.split(CURRENT, 1)
+    block, tail = rest.split(HISTORY, 1)
+    runs = [r for r in block.split("\n### ") if r.strip()]
+    runs = [r if r.startswith("### ") else "### " + r for r in runs]
+    runs = [r for r in runs if r.split("\n", 1)[0] != f"### {heading}"] + [current]
+    block = "\n\n" + "\n".join(r.rstrip("\n") + "\n" for r in runs) + "\n"
+    path.write_text(f"{head}{CURRENT}{block}{HISTORY}{tail.rstrip()}\n\n{history}", encoding="utf-8")
