@@ -17,6 +17,8 @@ Rows (Historisches Tablut unless named):
 - ``raw_env`` / ``env()``: the AEC env with a uniformly random legal action (``last()``, mask,
   choice and ``step`` all timed);
 - ``mask B=4096``: ``legal_action_mask`` of 4096 mid-game positions (positions per second);
+- ``long game``: one uncapped game that cannot end, the rate of its moves 160,000-200,000 (the
+  numpy engine slowed down as its history grew);
 - ``perft Alea 3``: ``tafl perft legacy_alea_evangelii 3`` (63,982,532), seconds;
 - ``cold compile`` / ``warm import``: a fresh process that compiles every kernel into an empty
   numba cache, and one that loads them from it (seconds).
@@ -107,6 +109,19 @@ elif which == "mask":
     for _ in range(30):
         eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))
     out = rate(lambda: (eng.legal_action_mask(state), 4096)[1])
+elif which == "longgame":
+    # One uncapped game that cannot end (a soldier each, nothing hostile, no king): the rate of
+    # its moves 160,000-200,000, with the repetition count kept all the way.
+    eng = Engine(make_rules("legacy_tawlbwrdd", max_turns=None, repetition="ignore",
+                            hostile_corners=False, throne_hostile=False))
+    st = eng.initial_state(1, "/11/11/11/11/11/3t3T3/11/11/11/11/11/", "attacker")
+    rng = np.random.default_rng(0)
+    for _ in range(160000):
+        eng.step(st, eng.random_actions(st, rng))
+    t0 = time.perf_counter()
+    for _ in range(40000):
+        eng.step(st, eng.random_actions(st, rng))
+    out = 40000 / (time.perf_counter() - t0)
 elif which == "perft":
     from tafl_env.game import Game
     from tafl_env.perft import perft
@@ -144,6 +159,7 @@ ROWS = [
     ("env(), Tablut", "env", "steps/s", 1, False),
     ("mask B=4096, Tablut", "mask", "positions/s", 1, False),
     ("mask B=4096, Tablut, 2 threads", "mask", "positions/s", 2, True),
+    ("long game, moves 160k-200k, B=1", "longgame", "moves/s", 1, False),
     ("perft Alea depth 3", "perft", "s", 1, False),
 ]
 
