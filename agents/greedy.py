@@ -87,6 +87,9 @@ class SearchWork:
         self.rw = np.zeros((6, n), dtype=np.int64)
         self.stamp = np.zeros(s + 1, dtype=np.int64)
         self.gen = np.zeros(1, dtype=np.int64)
+        self.engine = engine
+        self.at = agent_tables(engine)
+        self.buffers = self.node_buffers()
 
     def node_buffers(self) -> tuple:
         return (self.acts, self.scores, self.caps, self.emov, self.info, self.scratch, self.cacts,
@@ -120,20 +123,28 @@ class GreedyAgent(Agent):
         self._krng = self.rng.integers(1, 2**63, size=1, dtype=np.int64).astype(np.uint64)
 
     def work(self, engine: Engine, state: State) -> SearchWork:
-        prepare(state, 3)
-        key = (id(engine), state.history.shape[1], state.pieces.shape[2])
+        if len(state) and int(state.turn.max()) + 5 >= state.history.shape[1]:
+            prepare(state, 3)
         w = self._work.get(id(engine))
-        if w is None or w.key != key:
+        if (w is None or w.key[1] != state.history.shape[1] or w.key[2] != state.pieces.shape[2]
+                or w.engine is not engine):
             w = self._work[id(engine)] = SearchWork(engine, state, 4 + state.pieces.shape[2])
         return w
 
     # ------------------------------------------------------------------------------------------
-    def choose(self, engine: Engine, state: State) -> np.ndarray:
+    def act(self, engine: Engine, state: State) -> np.ndarray:
         w = self.work(engine, state)
-        out = np.empty(len(state), dtype=np.int64)
-        _k.greedy_choose(state.arrays(), np.arange(len(state)), w.W, engine.kernel_tables,
-                         agent_tables(engine), self._krng, out, *w.node_buffers())
+        games = np.flatnonzero(state.reason == 0)
+        out = np.full(len(state), -1, dtype=np.int64)
+        if len(games):
+            chosen = np.empty(len(games), dtype=np.int64)
+            _k.greedy_choose(state.arrays(), games, w.W, engine.kernel_tables, w.at, self._krng,
+                             chosen, *w.buffers)
+            out[games] = chosen
         return out
+
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        return self.act(engine, state)
 
     def pick(self, games: int, scores: np.ndarray, parent: np.ndarray, action: np.ndarray) -> np.ndarray:
         """(games,) the best-scored action of each game, exact ties broken uniformly at random with

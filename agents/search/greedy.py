@@ -93,7 +93,8 @@ def evaluate(S, tb, at, g, stamp, gen):
         while x:
             q = tb.dest[ks, d, lowest_bit(x)]
             x &= x - 1
-            for d2 in range(4):
+            for h in range(3):   # not back towards the king: those squares are in r1
+                d2 = (d + 3 + h) % 4
                 e = _king_rays(S, tb, g, q, d2) & at.esc_mask[q, d2]
                 while e:
                     t = tb.dest[q, d2, lowest_bit(e)]
