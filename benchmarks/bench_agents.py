@@ -62,14 +62,44 @@ def selfplay(variant: str, spec: str, batch: int, seconds: float, seed: int = 0)
 
 
 def mcts_rate(variant: str, batch: int, simulations: int, seed: int = 0, rollout: str = "none",
-              prior: str = "greedy") -> dict:
+              prior: str = "greedy", midgame: int = 0) -> dict:
+    """Simulations per second of one act() (after a warm-up act on another position);
+    ``midgame``: start from the position after that many random actions."""
     eng = Engine(make_rules(variant))
-    agent = MCTSAgent(simulations=simulations, rollout=rollout, prior=prior, seed=seed)
+    agent = MCTSAgent(simulations=simulations, rollout=rollout, prior=prior, seed=seed,
+                      **({} if rollout != "none" else {"reuse": False}))
     st = eng.initial_state(batch)
+    rng = np.random.default_rng(seed)
+    for _ in range(midgame):
+        live = ~st.done
+        if not live.any():
+            break
+        eng.step(st, np.where(live, eng.random_actions(st, rng), -1))
+    agent.act(eng, eng.initial_state(1))
     t0 = time.perf_counter()
     agent.act(eng, st)
     dt = time.perf_counter() - t0
     return {"sims_per_s": batch * simulations / dt}
+
+
+def single_game(variant: str, spec: str, seconds: float, seed: int = 0) -> dict:
+    """One game at a time (batch of one), the agent playing both sides: its moves per second."""
+    eng = Engine(make_rules(variant))
+    agent = make_agent(spec, seed=seed)
+    st = eng.initial_state(1)
+    agent.act(eng, st)
+    moves = 0
+    t_agent = 0.0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t0 = time.perf_counter()
+        a = agent.act(eng, st)
+        t_agent += time.perf_counter() - t0
+        eng.step(st, a)
+        moves += 1
+        if st.done[0]:
+            st = eng.initial_state(1)
+    return {"moves_per_s": moves / (time.perf_counter() - start), "agent_moves_per_s": moves / t_agent}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,13 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     info = machine_info()
     print(", ".join(f"{k}: {v}" for k, v in info.items()), file=sys.stderr, flush=True)
     rows = []
+    single = ["| variant | greedy moves/s, one game | MCTS sims/s, one game, mid-game |", "|---|---:|---:|"]
     for v in args.variants:
         r = selfplay(v, "random", args.batch, args.seconds, args.seed)
         g = selfplay(v, "greedy", args.greedy_batch or args.batch, args.greedy_seconds or args.seconds,
                      args.seed)
         m = mcts_rate(v, args.mcts_batch, args.simulations, args.seed)
         u = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random", prior="uniform")
+        sg = single_game(v, "greedy", args.seconds, args.seed)
+        sm = mcts_rate(v, 1, 10 * args.simulations, args.seed, midgame=60)
         rows.append((v, r, g, m, u))
+        single.append(f"| {v} | {sg['moves_per_s']:,.0f} | {sm['sims_per_s']:,.0f} |")
         print(f"  {v}: random {r['games_per_s']:.1f} games/s, greedy {g['games_per_s']:.2f} games/s "
               f"({g['worst_step_s']:.2f} s worst step), mcts {m['sims_per_s']:.0f} sims/s, "
               f"uct {u['sims_per_s']:.0f} sims/s", file=sys.stderr, flush=True)
@@ -108,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {v} | {r['games_per_s']:,.1f} | {r['moves_per_s']:,.0f} | {g['games_per_s']:,.2f} "
                      f"| {g['moves_per_s']:,.0f} | {g['worst_step_s']:.2f} | {m['sims_per_s']:,.0f} "
                      f"| {u['sims_per_s']:,.0f} |")
-    table = "\n".join(lines)
+    table = "\n".join(lines) + "\n\n" + "\n".join(single)
     print(table)
     if args.write or args.out is not None:
         command = "python benchmarks/bench_agents.py " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -340,14 +340,8 @@ def test_mcts_proves_a_fork_and_wins():
     eng = engine("historical_tablut")
     st = eng.initial_state(4, position=FORK, to_move="defender")
     mcts, greedy = MCTSAgent(simulations=16, seed=1), GreedyAgent(seed=2)
-    roots_proven = []
-    search = mcts.search
-
-    def spy(engine_, roots):
-        search(engine_, roots)
-        roots_proven.extend(r.proven for r in roots)
-    mcts.search = spy
     eng.step(st, mcts.act(eng, st))
+    roots_proven = [int(t.nodes[4][t.hdr[2]]) for t in mcts.trees().values()]
     assert roots_proven == [1, 1, 1, 1]           # the search proved the win for every game
     eng.step(st, greedy.act(eng, st))               # whatever the attackers do ...
     eng.step(st, mcts.act(eng, st))                 # ... the king escapes

@@ -1,0 +1,520 @@
+"""The greedy agent's scoring of one node, compiled (agents/greedy.py documents the order of
+preference and the evaluation; this module is its implementation).
+
+A node is a row ``p`` of a work State; the rows after it are the search's scratch: ``p+1`` holds
+each child in turn, ``p+2`` the opponent's reply being checked, ``p+3 ...`` the plies of a berserk
+chain that reply opens. The opponent check is exact: the replies that may win are singled out by
+sound filters (below) and played through the engine's own step, which judges them with every
+rule; chains they open are searched to their end.
+
+Filters, per child (the opponent ``o`` to move, the mover ``m``):
+
+* escape: the king's own packed moves against the escape masks (exact, no step);
+* king capture: only replies landing next to the king (found by scanning rays from the king's
+  empty neighbours); the capture is judged on the board with the move made (the engine's
+  ``king_captured``), and played through the step where a defender on the hostile throne next to
+  the king might fall first;
+* no legal move left to ``m``: with ``F`` = the ``m`` pieces that have two free step squares, a
+  reply fills one square and captures at most 5 pieces outside Berserk: ``F >= 6`` is safe, else
+  the replies that may capture are played (all replies where ``F == 0``);
+* repetition (``starter_loses``): the key after a quiet reply is computed and looked up in the
+  child's repetition table; a reply reaching a position seen twice is played (exact: a capture
+  makes a repetition impossible);
+* encirclement: the articulation filter of the Python agent (non-simple squares ``Ns``, the flood
+  ``R`` that avoids them, two defenders in ``R`` more than 2 apart: no single move encircles),
+  then a flood per candidate target, then the step;
+* Berserk: every reply that may capture is played and its chains searched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tafl_env.engine._jit import helper, kernel, leaf
+from tafl_env.engine.captures import king_captured
+from tafl_env.engine.movegen import find_slot, lowest_bit, popcount
+from tafl_env.engine.state import RUNNING
+from tafl_env.engine.step import next_random
+from tafl_env.engine.tables import (F_THRONE, OPPOSITE, P_BERSERK, P_ENCIRCLEMENT, P_FULL_ROW,
+                                    P_K, P_N, P_PASS, P_REPETITION, P_S, P_SIDE_KEY,
+                                    P_THRONE_HOSTILE, SIDE_OF)
+from tafl_env.notation import EMPTY, KING
+
+from .rows import (I_BOARD, I_CHAIN, I_KEY, I_KING, I_MOVES, I_OCC, I_PIECES, I_REASON,
+                   I_REPEATS, I_SEENC, I_TO_MOVE, I_WINNER, copy_full, copy_light, copy_seen,
+                   list_actions, restore_seen, seen_count, step_row)
+from .tables import LOSS, NO_KING_E, UNSAFE, W_CAPTURE, WIN
+
+RING_DR = np.array([1, 1, 0, -1, -1, -1, 0, 1])
+RING_DF = np.array([0, 1, 1, 1, 0, -1, -1, -1])
+RW_A, RW_D, RW_NS, RW_R, RW_OPEN, RW_DEF2 = range(6)   # rows of the encirclement work array
+
+
+@leaf
+def count_pieces(S, tb, g, side):
+    s = tb.params[P_S]
+    pieces = S[I_PIECES]
+    n = 0
+    for i in range(pieces.shape[2]):
+        if pieces[g, side, i] != s:
+            n += 1
+    return n
+
+
+@leaf
+def _king_rays(S, tb, g, sq, d):
+    """Distance bits the king on (or moving from) ``sq`` slides to in direction d (no jumps)."""
+    x = np.int64(S[12][g, tb.line[sq, d]]) >> tb.line[sq, 4 + d]
+    x &= ~(x + 1)
+    return x & tb.allowed[1, KING, sq, d]
+
+
+@helper
+def evaluate(S, tb, at, g, stamp, gen):
+    """E of row ``g`` from the defenders' side (agents/greedy.py, (d))."""
+    s = tb.params[P_S]
+    ks = S[I_KING][g]
+    nd = count_pieces(S, tb, g, 1)
+    na = count_pieces(S, tb, g, 0)
+    if ks == s:
+        return NO_KING_E
+    gen[0] += 1
+    mark = 2 * gen[0]
+    esc1 = 0
+    esc2 = 0
+    for d in range(4):
+        e = _king_rays(S, tb, g, ks, d) & at.esc_mask[ks, d]
+        esc1 += popcount(e)
+        while e:
+            stamp[tb.dest[ks, d, lowest_bit(e)]] = mark
+            e &= e - 1
+    for d in range(4):
+        x = _king_rays(S, tb, g, ks, d)
+        while x:
+            q = tb.dest[ks, d, lowest_bit(x)]
+            x &= x - 1
+            for h in range(3):   # not back towards the king: those squares are in r1
+                d2 = (d + 3 + h) % 4
+                e = _king_rays(S, tb, g, q, d2) & at.esc_mask[q, d2]
+                while e:
+                    t = tb.dest[q, d2, lowest_bit(e)]
+                    e &= e - 1
+                    if stamp[t] < mark:
+                        stamp[t] = mark + 1
+                        esc2 += 1
+    adj = 0
+    board = S[I_BOARD]
+    for j in range(4):
+        if SIDE_OF[board[g, tb.nbr[ks, j]]] == 0:
+            adj += 1
+    w = at.weights
+    return (w[0] * esc1 + w[1] * esc2 - w[2] * at.escape_dist[ks] - w[3] * adj + w[4] * nd
+            - w[5] * na)
+
+
+# --- encirclement ------------------------------------------------------------------------------
+@leaf
+def _flood(rw, seed_row, open_row, n, full, edge_rows, stop_row):
+    """Flood rw[seed_row] (seeded from the open edge squares) through rw[open_row]; returns
+    whether it reached a square of rw[stop_row] (it stops there)."""
+    for r in range(n):
+        rw[seed_row, r] = edge_rows[r] & rw[open_row, r]
+        if rw[seed_row, r] & rw[stop_row, r]:
+            return True
+    changed = True
+    while changed:
+        changed = False
+        for r in range(n):
+            x = rw[seed_row, r]
+            y = x | (x << 1) | (x >> 1)
+            if r > 0:
+                y |= rw[seed_row, r - 1]
+            if r < n - 1:
+                y |= rw[seed_row, r + 1]
+            y &= rw[open_row, r] & full
+            if y != x:
+                changed = True
+                rw[seed_row, r] = y
+                if y & rw[stop_row, r]:
+                    return True
+    return False
+
+
+@helper
+def enc_prefilter(S, tb, at, c, rw):
+    """Attackers to move in row ``c``: 0 no single move can encircle, 1 the moves to a square of
+    ``Ns`` (left in rw[RW_NS]) or next to a defender must be checked, 2 every move must be."""
+    n = tb.params[P_N]
+    full = tb.params[P_FULL_ROW]
+    occ = S[I_OCC]
+    for r in range(n):
+        rw[RW_A, r] = occ[c, 0, r]
+        rw[RW_D, r] = occ[c, 1, r]
+        rw[RW_NS, r] = 0
+    for r in range(n):
+        near = rw[RW_A, r]
+        if r > 0:
+            near |= rw[RW_A, r - 1]
+        if r < n - 1:
+            near |= rw[RW_A, r + 1]
+        if near == 0:
+            continue
+        filled = rw[RW_A, r] | rw[RW_D, r]
+        for f in range(n):
+            if (filled >> f) & 1 or (((near << 1) >> f) & 7) == 0:
+                continue
+            p = 0
+            for i in range(8):
+                rr = r + RING_DR[i]
+                ff = f + RING_DF[i]
+                if rr < 0 or rr >= n or ff < 0 or ff >= n or ((rw[RW_A, rr] >> ff) & 1) == 0:
+                    p |= 1 << i
+            if at.simple[p] == 0:
+                rw[RW_NS, r] |= np.int64(1) << f
+    for r in range(n):
+        rw[RW_OPEN, r] = ~rw[RW_A, r] & ~rw[RW_NS, r] & full
+    _flood(rw, RW_R, RW_OPEN, n, full, tb.edge_rows, RW_NS)   # stop row: never reached (closed)
+    # defenders reached by R: their spread in u = r+f and v = r-f
+    umin, umax, vmin, vmax = 1 << 20, -(1 << 20), 1 << 20, -(1 << 20)
+    hits = 0
+    for r in range(n):
+        x = rw[RW_R, r] & rw[RW_D, r]
+        while x:
+            f = lowest_bit(x)
+            x &= x - 1
+            hits += 1
+            umin, umax = min(umin, r + f), max(umax, r + f)
+            vmin, vmax = min(vmin, r - f), max(vmax, r - f)
+    if hits:
+        return 0 if max(umax - umin, vmax - vmin) > 2 else 1
+    for r in range(n):
+        rw[RW_OPEN, r] = ~rw[RW_A, r] & full
+    if not _flood(rw, RW_R, RW_OPEN, n, full, tb.edge_rows, RW_D):
+        return 2   # encircled already (no defender reaches the edge): check everything
+    return 1
+
+
+@helper
+def may_encircle(tb, rw, to):
+    """After enc_prefilter: with ``to`` closed (the origin kept closed, which only shrinks the
+    reach), does no defender other than those next to ``to`` stay reachable from the edge?"""
+    n = tb.params[P_N]
+    full = tb.params[P_FULL_ROW]
+    tr, tf = to // n, to % n
+    for r in range(n):
+        rw[RW_OPEN, r] = ~rw[RW_A, r] & full
+        rw[RW_DEF2, r] = rw[RW_D, r]
+    rw[RW_OPEN, tr] &= ~(np.int64(1) << tf)
+    rw[RW_DEF2, tr] &= ~((np.int64(1) << tf) | (np.int64(1) << (tf + 1)) | ((np.int64(1) << tf) >> 1))
+    if tr > 0:
+        rw[RW_DEF2, tr - 1] &= ~(np.int64(1) << tf)
+    if tr < n - 1:
+        rw[RW_DEF2, tr + 1] &= ~(np.int64(1) << tf)
+    return not _flood(rw, RW_R, RW_OPEN, n, full, tb.edge_rows, RW_DEF2)
+
+
+# --- the opponent's replies --------------------------------------------------------------------
+@helper
+def chain_wins(S, tb, base, o, info, scratch, cacts, ccnt, cidx):
+    """Row ``base`` has a berserk chain of ``o`` pending: can some continuation sequence (pass
+    included) win for ``o``? A depth-first search on rows base+1 ...; the rows' repetition tables
+    are not kept (a chain follows a capture, which clears them)."""
+    nrows = S[I_BOARD].shape[0]
+    ply = 0
+    ccnt[0] = list_actions(S, tb, base, cacts[0])
+    cidx[0] = 0
+    while ply >= 0:
+        if cidx[ply] == ccnt[ply]:
+            ply -= 1
+            continue
+        a = cacts[ply, cidx[ply]]
+        cidx[ply] += 1
+        src = base + ply
+        dst = src + 1
+        copy_light(S, src, dst)
+        step_row(S, tb, dst, a, info, scratch)
+        if S[I_WINNER][dst] == o:
+            return True
+        if (S[I_CHAIN][dst] >= 0 and S[I_REASON][dst] == RUNNING and ply + 1 < cacts.shape[0]
+                and dst + 1 < nrows):
+            ply += 1
+            ccnt[ply] = list_actions(S, tb, dst, cacts[ply])
+            cidx[ply] = 0
+    return False
+
+
+@helper
+def reply_wins(S, tb, c, r, a, o, info, scratch, cacts, ccnt, cidx):
+    """Play ``o``'s reply ``a`` from row ``c`` in row ``r`` (whose tables equal ``c``'s): does it
+    win at once (its chains searched to the end)?"""
+    copy_light(S, c, r)
+    step_row(S, tb, r, a, info, scratch)
+    won = S[I_WINNER][r] == o
+    if not won and S[I_CHAIN][r] >= 0 and S[I_REASON][r] == RUNNING:
+        won = chain_wins(S, tb, r, o, info, scratch, cacts, ccnt, cidx)
+    restore_seen(S, c, r)
+    return won
+
+
+@leaf
+def _king_precheck(S, tb, c, origin, to, piece, ks):
+    """An attackers' move landing next to the king: 1 it captures him, 0 it does not, 2 only the
+    step can say (a defender on the hostile throne beside the king might be captured first)."""
+    board = S[I_BOARD]
+    board[c, origin] = EMPTY
+    board[c, to] = piece
+    cap = king_captured(board, tb, c, piece, to, 0, ks)
+    board[c, to] = EMPTY
+    board[c, origin] = piece
+    if cap:
+        return 1
+    if tb.params[P_THRONE_HOSTILE] != 0:
+        for j in range(4):
+            q = tb.nbr[ks, j]
+            if (tb.flags[q] & F_THRONE) != 0 and SIDE_OF[board[c, q]] == 1:
+                return 2
+    return 0
+
+
+@helper
+def _king_capture_replies(S, tb, c, r, info, scratch, cacts, ccnt, cidx, synced):
+    """Attackers to move in row ``c`` (no Berserk): does a move landing next to the king capture
+    him? Candidates come from rays cast from the king's empty neighbours."""
+    s = tb.params[P_S]
+    kk = tb.params[P_K]
+    board, pieces, moves = S[I_BOARD], S[I_PIECES], S[I_MOVES]
+    ks = S[I_KING][c]
+    for j in range(4):
+        t = tb.nbr[ks, j]
+        if board[c, t] != EMPTY:
+            continue
+        for d2 in range(4):
+            od = OPPOSITE[d2]
+            for k in range(kk):
+                q = tb.dest[t, d2, k]
+                if q == s:
+                    break
+                code = board[c, q]
+                if code == EMPTY:
+                    continue
+                for cand in range(2):
+                    src, dist = (q, k) if cand == 0 else (tb.dest[t, d2, 1], 1)
+                    if cand == 1 and (k != 0 or src == s or tb.jumper[board[c, src]] == 0):
+                        break
+                    if SIDE_OF[board[c, src]] != 0:
+                        continue
+                    slot = find_slot(pieces, c, 0, src)
+                    if ((np.int64(moves[c, slot, od]) >> dist) & 1) == 0:
+                        continue
+                    v = _king_precheck(S, tb, c, src, t, board[c, src], ks)
+                    if v == 1:
+                        return True
+                    if v == 2:
+                        if not synced:
+                            copy_seen(S, c, r)
+                            synced = True
+                        if reply_wins(S, tb, c, r, (src * 4 + od) * kk + dist, 0, info, scratch,
+                                      cacts, ccnt, cidx):
+                            return True
+                break
+    return False
+
+
+@helper
+def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw):
+    """Row ``c`` (running, no chain pending): can the side to move win at once? Rows r, r+1 ...
+    are scratch (see the module docstring for the filters)."""
+    s = tb.params[P_S]
+    n = tb.params[P_N]
+    kk = tb.params[P_K]
+    board, pieces, moves = S[I_BOARD], S[I_PIECES], S[I_MOVES]
+    o = S[I_TO_MOVE][c]
+    me = 1 - o
+    ks = S[I_KING][c]
+    berserk = tb.params[P_BERSERK] != 0
+    if o == 1 and ks != s:
+        slot = find_slot(pieces, c, 1, ks)
+        for d in range(4):
+            if np.int64(moves[c, slot, d]) & at.esc_mask[ks, d]:
+                return True
+    free = 0
+    for i in range(pieces.shape[2]):
+        sq = pieces[c, me, i]
+        if sq == s:
+            continue
+        code = board[c, sq]
+        f = 0
+        for d in range(4):
+            if board[c, tb.nbr[sq, d]] == EMPTY and (tb.allowed[me, code, sq, d] & 1) != 0:
+                f += 1
+        if f >= 2:
+            free += 1
+            if free >= 6:
+                break
+    rep = tb.params[P_REPETITION] == 0 and (root_rep or S[I_REPEATS][c] >= 2)
+    enc = 0
+    if o == 0 and tb.params[P_ENCIRCLEMENT] != 0 and ks != s:
+        enc = enc_prefilter(S, tb, at, c, rw)
+    if not berserk and free >= 6 and not rep and enc == 0:
+        if o == 0 and ks != s:
+            return _king_capture_replies(S, tb, c, r, info, scratch, cacts, ccnt, cidx, False)
+        return False
+    synced = False
+    side_key = np.uint64(tb.params[P_SIDE_KEY])
+    zob = tb.zobrist
+    key = S[I_KEY][c]
+    for i in range(moves.shape[1]):
+        origin = pieces[c, o, i]
+        if origin == s:
+            continue
+        piece = board[c, origin]
+        for d in range(4):
+            x = np.int64(moves[c, i, d])
+            while x:
+                k = lowest_bit(x)
+                x &= x - 1
+                to = tb.dest[origin, d, k]
+                adj_me = False
+                adj_def = False
+                adj_king = False
+                for j in range(4):
+                    q = tb.nbr[to, j]
+                    side_q = SIDE_OF[board[c, q]]
+                    if side_q == me:
+                        adj_me = True
+                    if side_q == 1:
+                        adj_def = True
+                    if q == ks:
+                        adj_king = True
+                may_cap = adj_me or (tb.jumper[piece] != 0 and k == 1)
+                need = enc == 2 or free == 0
+                if not need and berserk and may_cap:
+                    need = True
+                if not need and o == 0 and adj_king:
+                    if berserk:
+                        need = True
+                    else:
+                        v = _king_precheck(S, tb, c, origin, to, piece, ks)
+                        if v == 1:
+                            return True
+                        need = v == 2
+                if not need and may_cap and free <= 5:
+                    need = True
+                if not need and rep:
+                    key2 = key ^ zob[piece, origin] ^ zob[piece, to] ^ side_key
+                    need = seen_count(S, c, key2) >= 2
+                if not need and enc == 1 and (((rw[RW_NS, to // n] >> (to % n)) & 1) != 0 or adj_def):
+                    need = may_encircle(tb, rw, to)
+                if need:
+                    if not synced:
+                        copy_seen(S, c, r)
+                        synced = True
+                    if reply_wins(S, tb, c, r, (origin * 4 + d) * kk + k, o, info, scratch,
+                                  cacts, ccnt, cidx):
+                        return True
+    return False
+
+
+@leaf
+def has_repeat(S, g):
+    counts = S[I_SEENC]
+    for i in range(counts.shape[1]):
+        if counts[g, i] >= 2:
+            return True
+    return False
+
+
+@helper
+def score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
+               stamp, gen):
+    """Score every legal action of row ``p`` (running): ``acts[:n]``, ``scores[:n]`` (agents/greedy.py
+    order of preference), ``caps[:n]`` pieces captured, ``emov[:n]`` E from the mover's side;
+    returns n. Rows p+1, p+2 ... are scratch; their tables must equal row p's on entry."""
+    c = p + 1
+    r = p + 2
+    n_act = list_actions(S, tb, p, acts)
+    mover = S[I_TO_MOVE][p]
+    enemy = 1 - mover
+    before = count_pieces(S, tb, p, enemy)
+    root_rep = tb.params[P_REPETITION] == 0 and has_repeat(S, p)
+    pass_action = tb.params[P_PASS]
+    for i in range(n_act):
+        copy_light(S, p, c)
+        step_row(S, tb, c, acts[i], info, scratch)
+        if S[I_CHAIN][c] >= 0 and S[I_REASON][c] == RUNNING:
+            step_row(S, tb, c, pass_action, info, scratch)
+        w = S[I_WINNER][c]
+        cap = before - count_pieces(S, tb, c, enemy)
+        caps[i] = cap
+        e = evaluate(S, tb, at, c, stamp, gen)
+        em = e if mover == 1 else -e
+        emov[i] = em
+        if w == mover:
+            sc = WIN
+        elif w == 2:
+            sc = 0.0
+        elif w >= 0:
+            sc = LOSS
+        else:
+            sc = W_CAPTURE * cap + em
+            if opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw):
+                sc += UNSAFE
+        scores[i] = sc
+        restore_seen(S, p, c)
+    return n_act
+
+
+@leaf
+def pick_best(scores, n, rng):
+    """Index of the best score among ``scores[:n]``, exact ties uniformly at random."""
+    best = -np.inf
+    choice = -1
+    ties = 0
+    for i in range(n):
+        v = scores[i]
+        if v > best:
+            best = v
+            choice = i
+            ties = 1
+        elif v == best:
+            ties += 1
+            if next_random(rng, 0) * ties < 1.0:
+                choice = i
+    return choice
+
+
+@kernel
+def greedy_choose(R, games, W, tb, at, rng, out, acts, scores, caps, emov, info, scratch, cacts,
+                  ccnt, cidx, rw, stamp, gen):
+    """The greedy action of each game ``games[j]`` of State ``R`` into ``out[j]``."""
+    for j in range(len(games)):
+        g = games[j]
+        for b in range(3):
+            copy_full(R, g, W, b)
+        n = score_node(W, tb, at, 0, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx,
+                       rw, stamp, gen)
+        out[j] = acts[pick_best(scores, n, rng)] if n else -1
+
+
+@kernel
+def greedy_scores(R, g, W, tb, at, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
+                  stamp, gen):
+    """Every legal action of game ``g`` scored (score_node); returns how many."""
+    for b in range(3):
+        copy_full(R, g, W, b)
+    return score_node(W, tb, at, 0, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx,
+                      rw, stamp, gen)
+
+
+@kernel
+def opponent_wins(R, g, W, tb, at, info, scratch, cacts, ccnt, cidx, rw):
+    """Game ``g`` (running, no chain pending): can its side to move win at once?"""
+    for b in range(3):
+        copy_full(R, g, W, b)
+    return opp_can_win(W, tb, at, 0, 1, has_repeat(W, 0), info, scratch, cacts, ccnt, cidx, rw)
+
+
+@kernel
+def evaluate_rows(R, tb, at, out, stamp, gen):
+    for g in range(len(out)):
+        out[g] = evaluate(R, tb, at, g, stamp, gen)

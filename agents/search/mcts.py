@@ -1,0 +1,343 @@
+"""MCTS, compiled: trees as arrays, one per game, searched by a kernel that replays each
+simulation's path on a work row with the engine's own step, expands leaves with the greedy
+scoring (:mod:`.greedy`), backs values up and proves wins and losses (agents/mcts.py documents the
+algorithm).
+
+A tree is a set of arrays (``Tree``): nodes (first edge, edge count, visits, value, proof, side to
+move, position key and turn, terminal value) and edges (action, prior, child, visits, value sum,
+lost). ``hdr`` holds the node count, the edge count and the root. Tree reuse re-roots the tree at
+the node of the new position (found by key and turn below the old root); the nodes outside the
+kept subtree stay in the arrays until the tree is cleared, so a kept subtree keeps every count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tafl_env.engine._jit import helper, kernel, leaf
+from tafl_env.engine.state import RUNNING
+from tafl_env.engine.tables import P_BERSERK
+
+from .greedy import score_node
+from .rows import (I_HIST, I_KEY, I_REASON, I_TO_MOVE, I_TURN, I_WINNER, copy_light, copy_seen,
+                   step_row)
+from .tables import LOSS, UNSAFE, WIN
+
+H_NODES, H_EDGES, H_ROOT, H_SIMS = range(4)
+OK, FULL = 0, 1
+W_CAPTURE_VALUE = 1.0
+
+
+@leaf
+def _new_node(hdr, n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term,
+              side, key, turn):
+    i = hdr[H_NODES]
+    hdr[H_NODES] = i + 1
+    n_first[i] = -1
+    n_count[i] = 0
+    n_visits[i] = 0
+    n_value[i] = 0.0
+    n_proven[i] = 0
+    n_side[i] = side
+    n_key[i] = key
+    n_turn[i] = turn
+    n_term[i] = 0
+    return i
+
+
+@helper
+def _expand(S, tb, at, row, node, hdr, nodes, edges, bufs, e0, value_scale, temperature):
+    """Score row ``row``'s moves and fill ``node``'s edges, value and proof."""
+    n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term = nodes
+    e_action, e_prior, e_child, e_n, e_w, e_lost = edges
+    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen = bufs
+    copy_seen(S, row, row + 1)
+    for t in range(S[I_TURN][0], S[I_TURN][row] + 1):   # the path's history, for repetition
+        S[I_HIST][row + 1, t] = S[I_HIST][row, t]
+        S[I_HIST][row + 2, t] = S[I_HIST][row, t]
+    n = score_node(S, tb, at, row, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
+                   stamp, gen)
+    base = hdr[H_EDGES]
+    hdr[H_EDGES] = base + n
+    n_first[node] = base
+    n_count[node] = n
+    berserk = tb.params[P_BERSERK] != 0
+    wins = 0
+    safe = 0
+    unsafe = 0
+    best = -np.inf
+    best_strength = 0.0
+    for i in range(n):
+        sc = scores[i]
+        if sc >= WIN / 2:
+            wins += 1
+        elif sc > LOSS / 2:
+            if sc <= UNSAFE / 2:
+                unsafe += 1
+            else:
+                safe += 1
+                if sc > best:
+                    best = sc
+                    best_strength = W_CAPTURE_VALUE * caps[i] + emov[i]
+    # priors: softmax of the strength over the pool (wins; else safe; else unsafe; else all)
+    mx = -np.inf
+    for i in range(n):
+        sc = scores[i]
+        kind = 3 if sc >= WIN / 2 else (0 if sc <= LOSS / 2 else (1 if sc <= UNSAFE / 2 else 2))
+        pool = kind == 3 if wins else (kind == 2 if safe else (kind == 1 if unsafe else True))
+        e = base + i
+        e_action[e] = acts[i]
+        e_child[e] = -1
+        e_n[e] = 0
+        e_w[e] = 0.0
+        e_lost[e] = 1 if (kind == 0 or (kind == 1 and not berserk)) else 0
+        if kind == 1 and berserk:
+            e_n[e] = 1
+            e_w[e] = -1.0
+        if pool:
+            v = (W_CAPTURE_VALUE * caps[i] + emov[i]) / temperature
+            e_prior[e] = v
+            if v > mx:
+                mx = v
+        else:
+            e_prior[e] = -np.inf
+    total = 0.0
+    for i in range(n):
+        e = base + i
+        p = math.exp(e_prior[e] - mx) if e_prior[e] > -np.inf else 0.0
+        if wins:
+            p = 1.0 if e_prior[e] > -np.inf else 0.0
+        e_prior[e] = p
+        total += p
+    for i in range(n):
+        e_prior[base + i] /= total
+    side = n_side[node]
+    if wins:
+        n_proven[node] = 1
+        n_value[node] = 1.0
+    elif not safe and not (berserk and unsafe):
+        n_proven[node] = -1
+        n_value[node] = -1.0
+    elif not safe:
+        n_value[node] = -1.0
+    else:
+        e0s = e0 if side == 1 else -e0
+        n_value[node] = math.tanh((best_strength - e0s) / value_scale)
+
+
+@leaf
+def _known(nodes, x, side):
+    """The exact value of node x for ``side`` (2.0: not known)."""
+    n_proven, n_side, n_term, n_value = nodes[4], nodes[5], nodes[8], nodes[3]
+    if n_term[x]:
+        v = n_value[x]
+    elif n_proven[x] != 0:
+        v = float(n_proven[x])
+    else:
+        return 2.0
+    return v if n_side[x] == side else -v
+
+
+@helper
+def _pick_edge(node, nodes, edges, c_puct):
+    n_first, n_count, n_visits, n_value = nodes[0], nodes[1], nodes[2], nodes[3]
+    e_prior, e_n, e_w, e_lost = edges[1], edges[3], edges[4], edges[5]
+    base = n_first[node]
+    cnt = n_count[node]
+    all_lost = True
+    for i in range(cnt):
+        if e_lost[base + i] == 0:
+            all_lost = False
+            break
+    sq = math.sqrt(n_visits[node] + 1.0)
+    best = -np.inf
+    choice = base
+    for i in range(cnt):
+        e = base + i
+        if e_lost[e] and not all_lost:
+            continue
+        q = e_w[e] / e_n[e] if e_n[e] > 0 else n_value[node]
+        u = q + c_puct * e_prior[e] * sq / (1.0 + e_n[e])
+        if u > best:
+            best = u
+            choice = e
+    return choice
+
+
+@kernel
+def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value_scale,
+           temperature, c_puct, bufs):
+    """Run ``sims`` simulations of the tree in ``hdr``/``nodes``/``edges`` from the position in
+    row 0 of ``S`` (rows 1 ... are the path's row and the scoring's scratch). Returns OK, or FULL
+    when the arrays have no room for another expansion (nothing half-done)."""
+    n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term = nodes
+    e_action, e_prior, e_child, e_n, e_w, e_lost = edges
+    max_depth = path_nodes.shape[0]
+    n_cap = n_first.shape[0]
+    e_cap = e_action.shape[0]
+    na = bufs[0].shape[0]
+    root = hdr[H_ROOT]
+    for _ in range(sims):
+        if n_proven[root] != 0:
+            return OK
+        if hdr[H_NODES] + 1 >= n_cap or hdr[H_EDGES] + na >= e_cap:
+            return FULL
+        copy_light(S, 0, 1)
+        copy_seen(S, 0, 1)
+        node = root
+        depth = 0
+        leaf_node = -1
+        value = 0.0
+        vside = 0
+        while True:
+            e = _pick_edge(node, nodes, edges, c_puct)
+            path_nodes[depth] = node
+            path_edges[depth] = e
+            depth += 1
+            child = e_child[e]
+            if child < 0:
+                step_row(S, tb, 1, e_action[e], info_of(bufs), scratch_of(bufs))
+                child = _new_node(hdr, n_first, n_count, n_visits, n_value, n_proven, n_side,
+                                  n_key, n_turn, n_term, S[I_TO_MOVE][1], S[I_KEY][1],
+                                  S[I_TURN][1])
+                e_child[e] = child
+                if S[I_REASON][1] != RUNNING:
+                    w = S[I_WINNER][1]
+                    n_term[child] = 1
+                    n_value[child] = 0.0 if w == 2 else (1.0 if w == n_side[child] else -1.0)
+                else:
+                    _expand(S, tb, at, 1, child, hdr, nodes, edges, bufs, e0, value_scale,
+                            temperature)
+                leaf_node = child
+                break
+            step_row(S, tb, 1, e_action[e], info_of(bufs), scratch_of(bufs))
+            node = child
+            if n_term[node] or n_proven[node] != 0 or depth >= max_depth:
+                leaf_node = node
+                break
+        value = n_value[leaf_node]
+        vside = n_side[leaf_node]
+        hdr[H_SIMS] += 1
+        # backup
+        n_visits[leaf_node] += 1
+        for i in range(depth):
+            x = path_nodes[i]
+            e = path_edges[i]
+            n_visits[x] += 1
+            e_n[e] += 1
+            e_w[e] += value if n_side[x] == vside else -value
+        # proofs, upwards
+        for i in range(depth - 1, -1, -1):
+            x = path_nodes[i]
+            e = path_edges[i]
+            v = _known(nodes, e_child[e], n_side[x])
+            if v == 2.0 or v == 0.0:
+                break
+            if v > 0:
+                n_proven[x] = 1
+            else:
+                e_lost[e] = 1
+                base = n_first[x]
+                all_lost = True
+                for j in range(n_count[x]):
+                    if e_lost[base + j] == 0:
+                        all_lost = False
+                        break
+                if not all_lost:
+                    break
+                n_proven[x] = -1
+    return OK
+
+
+@leaf
+def info_of(bufs):
+    return bufs[4]
+
+
+@leaf
+def scratch_of(bufs):
+    return bufs[5]
+
+
+@kernel
+def expand_root(S, tb, at, hdr, nodes, edges, bufs, e0, value_scale, temperature):
+    """A fresh tree: its root is the position in row 0 (expanded with row 0 as its row)."""
+    hdr[H_NODES] = 0
+    hdr[H_EDGES] = 0
+    hdr[H_SIMS] = 0
+    root = _new_node(hdr, nodes[0], nodes[1], nodes[2], nodes[3], nodes[4], nodes[5], nodes[6],
+                     nodes[7], nodes[8], S[I_TO_MOVE][0], S[I_KEY][0], S[I_TURN][0])
+    hdr[H_ROOT] = root
+    _expand(S, tb, at, 0, root, hdr, nodes, edges, bufs, e0, value_scale, temperature)
+
+
+@kernel
+def find_node(hdr, nodes, edges, key, turn, max_depth, stack_node, stack_idx):
+    """The expanded node below the root (at most ``max_depth`` plies) whose position key and turn
+    are ``key``/``turn``, or -1 (a depth-first search on the stack arrays)."""
+    n_first, n_count, n_key, n_turn, n_term = nodes[0], nodes[1], nodes[6], nodes[7], nodes[8]
+    e_child = edges[2]
+    root = hdr[H_ROOT]
+    if n_key[root] == key and n_turn[root] == turn and n_count[root] > 0:
+        return root
+    sp = 0
+    stack_node[0] = root
+    stack_idx[0] = 0
+    while sp >= 0:
+        x = stack_node[sp]
+        i = stack_idx[sp]
+        if i >= n_count[x]:
+            sp -= 1
+            continue
+        stack_idx[sp] += 1
+        c = e_child[n_first[x] + i]
+        if c < 0 or n_term[c]:
+            continue
+        if n_key[c] == key and n_turn[c] == turn and n_count[c] > 0:
+            return c
+        if n_turn[c] <= turn and n_count[c] > 0 and sp + 1 < max_depth:
+            sp += 1
+            stack_node[sp] = c
+            stack_idx[sp] = 0
+    return -1
+
+
+@kernel
+def best_action(hdr, nodes, edges):
+    """The move to play at the root: a proven win if there is one, else the most visited edge
+    that is not a proven loss (ties: higher mean value, then higher prior)."""
+    n_first, n_count, n_proven, n_side = nodes[0], nodes[1], nodes[4], nodes[5]
+    e_action, e_prior, e_child, e_n, e_w, e_lost = edges
+    root = hdr[H_ROOT]
+    base = n_first[root]
+    cnt = n_count[root]
+    side = n_side[root]
+    if n_proven[root] == 1:
+        for i in range(cnt):
+            c = e_child[base + i]
+            if c >= 0 and _known(nodes, c, side) == 1.0:
+                return e_action[base + i]
+        best = base
+        for i in range(cnt):
+            if e_prior[base + i] > e_prior[best]:
+                best = base + i
+        return e_action[best]
+    all_lost = True
+    for i in range(cnt):
+        if e_lost[base + i] == 0:
+            all_lost = False
+    best = -1
+    for i in range(cnt):
+        e = base + i
+        if e_lost[e] and not all_lost:
+            continue
+        if best < 0:
+            best = e
+            continue
+        q = e_w[e] / e_n[e] if e_n[e] > 0 else -2.0
+        qb = e_w[best] / e_n[best] if e_n[best] > 0 else -2.0
+        if (e_n[e] > e_n[best] or (e_n[e] == e_n[best] and (q > qb or (q == qb and e_prior[e] > e_prior[best])))):
+            best = e
+    return e_action[best]

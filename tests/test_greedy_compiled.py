@@ -1,0 +1,104 @@
+"""The compiled greedy (agents/search/greedy.py) against a brute-force one-ply search written with
+the engine's Python API: every child played, every reply of the opponent played (berserk chains
+expanded to their end), scores computed from the documented preference order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tafl_env import VARIANTS, make_rules
+from tafl_env.engine import Engine
+from tafl_env.perft import expand
+
+from agents.greedy import GreedyAgent
+from agents.legacy_greedy import GreedyAgent as PythonGreedy
+from agents.search.tables import LOSS, UNSAFE, W_CAPTURE, WIN
+
+
+def _opponent_wins(eng, child) -> bool:
+    """Brute force: does any reply (chains searched to the end) win for the side to move?"""
+    o = int(child.to_move[0])
+    grand, _, _ = expand(eng, child)
+    while len(grand):
+        if (grand.winner == o).any():
+            return True
+        pending = np.flatnonzero((grand.chain >= 0) & ~grand.done)
+        if not len(pending):
+            return False
+        grand, _, _ = expand(eng, grand.take(pending))
+    return False
+
+
+def brute_scores(eng, st):
+    e_ref = PythonGreedy(seed=0)
+    mover = int(st.to_move[0])
+    actions = eng.legal_actions(st)
+    before = int((np.isin(st.board[0, :eng.s], [3, 4, 5] if mover == 0 else [1, 2])).sum())
+    out = {}
+    for a in actions:
+        ch = st.copy()
+        eng.step(ch, np.array([a]))
+        if ch.chain[0] >= 0 and not ch.done[0]:
+            eng.step(ch, np.array([eng.pass_action]))
+        after = int((np.isin(ch.board[0, :eng.s], [3, 4, 5] if mover == 0 else [1, 2])).sum())
+        e = float(e_ref.evaluate(eng, ch)[0])
+        em = e if mover == 1 else -e
+        w = int(ch.winner[0])
+        if w == mover:
+            sc = WIN
+        elif w == 2:
+            sc = 0.0
+        elif w >= 0:
+            sc = LOSS
+        else:
+            sc = W_CAPTURE * (before - after) + em
+            if _opponent_wins(eng, ch):
+                sc += UNSAFE
+        out[int(a)] = sc
+    return out
+
+
+def _random_positions(eng, rng, count, max_plies, in_chain=False):
+    found = 0
+    while found < count:
+        st = eng.initial_state(1)
+        for _ in range(int(rng.integers(0, max_plies))):
+            if st.done[0] or (in_chain and st.chain[0] >= 0):
+                break
+            eng.step(st, eng.random_actions(st, rng))
+        if st.done[0] or (in_chain and st.chain[0] < 0):
+            continue
+        found += 1
+        yield st
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiled_greedy_matches_brute_force(variant):
+    eng = Engine(make_rules(variant))
+    rng = np.random.default_rng(7)
+    greedy = GreedyAgent(seed=0)
+    count = 2 if variant == "legacy_alea_evangelii" else 6
+    for st in _random_positions(eng, rng, count, 150):
+        ref = brute_scores(eng, st)
+        scores, _, action = greedy.score_moves(eng, st)
+        got = dict(zip(action.tolist(), scores.tolist()))
+        assert got.keys() == ref.keys()
+        for a in ref:
+            assert got[a] == pytest.approx(ref[a]), (variant, a, got[a], ref[a])
+        chosen = int(greedy.act(eng, st)[0])
+        assert ref[chosen] == max(ref.values())
+
+
+def test_compiled_greedy_inside_berserk_chains():
+    eng = Engine(make_rules("legacy_berserk"))
+    rng = np.random.default_rng(3)
+    greedy = GreedyAgent(seed=0)
+    for st in _random_positions(eng, rng, 4, 400, in_chain=True):
+        ref = brute_scores(eng, st)
+        scores, _, action = greedy.score_moves(eng, st)
+        got = dict(zip(action.tolist(), scores.tolist()))
+        assert got.keys() == ref.keys() and eng.pass_action in got
+        for a in ref:
+            assert got[a] == pytest.approx(ref[a])
+        assert ref[int(greedy.act(eng, st)[0])] == max(ref.values())
