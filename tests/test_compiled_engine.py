@@ -212,6 +212,13 @@ def test_cached_kernels_are_stamped_with_every_kernel_source():
     assert type(locator).__name__.startswith("TaflEngine")
     assert locator.get_source_stamp()[1] == _jit.SOURCE_STAMP
 
+    from agents.search import greedy
+
+    own = next(v for v in vars(greedy).values()
+               if hasattr(v, "_cache") and v.py_func.__module__ == greedy.__name__)
+    stamp = own._cache._impl.locator.get_source_stamp()   # the engine's sources and its package's
+    assert stamp[1] == _jit.SOURCE_STAMP and len(stamp) == 3
+
 
 @pytest.mark.parametrize("call, error, words", [
     (lambda e, s: e.initial_state(True), TypeError, "batch_size must be an int"),

@@ -9,3 +9,10 @@ extra tables the evaluation needs (:mod:`.tables`) are derived from those.
 - :mod:`.greedy` — one node's scoring (win now, the exact opponent check, captures, E);
 - :mod:`.mcts` — trees as arrays, selection, expansion, backup, tree reuse.
 """
+
+from pathlib import Path
+
+from tafl_env.engine._jit import register_kernel_package
+
+# These kernels inline the engine's helpers: their cache must follow edits of either.
+register_kernel_package(Path(__file__).parent)

@@ -46,19 +46,43 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _KERNEL_SOURCES = sorted((_PACKAGE / "engine").glob("*.py")) + [_PACKAGE / "observation.py"]
-SOURCE_STAMP = hashlib.sha256(b"".join(p.read_bytes() for p in _KERNEL_SOURCES)).hexdigest()
+
+
+def _digest(paths) -> str:
+    return hashlib.sha256(b"".join(Path(p).read_bytes() for p in sorted(paths))).hexdigest()
+
+
+SOURCE_STAMP = _digest(_KERNEL_SOURCES)
+_PACKAGE_STAMPS: dict[Path, str] = {}   # other packages of kernels built on the engine's helpers
+
+
+def register_kernel_package(directory) -> None:
+    """Stamp the cached kernels of the modules in ``directory`` (kernels that inline the engine's
+    helpers, such as compiled search agents) with the engine's sources and their own. Call it in
+    the package's ``__init__``, before its modules define kernels."""
+    directory = Path(directory).resolve()
+    _PACKAGE_STAMPS[directory] = _digest(directory.glob("*.py"))
+
+
+def _stamp_of(py_file: str) -> tuple | None:
+    path = Path(py_file).resolve()
+    if path in _KERNEL_SOURCES:
+        return (SOURCE_STAMP,)
+    if path.parent in _PACKAGE_STAMPS:
+        return (SOURCE_STAMP, _PACKAGE_STAMPS[path.parent])
+    return None
 
 
 def _engine_locator(base):
     class Locator(base):
         @classmethod
         def from_function(cls, py_func, py_file):
-            if Path(py_file).resolve() not in _KERNEL_SOURCES:
+            if _stamp_of(py_file) is None:
                 return None
             return super().from_function(py_func, py_file)
 
         def get_source_stamp(self):
-            return (super().get_source_stamp(), SOURCE_STAMP)
+            return (super().get_source_stamp(), *_stamp_of(self._py_file))
 
     Locator.__name__ = Locator.__qualname__ = f"TaflEngine{base.__name__}"
     return Locator
