@@ -49,7 +49,7 @@ from tafl_env.engine import Engine, State
 from .base import Agent, register_agent
 from .greedy import GreedyAgent, SearchWork, prepare
 from .search import mcts as _m
-from .search.rows import load_rows
+from tafl_env.engine.rows import load_rows
 
 W_CAPTURE_VALUE = _m.W_CAPTURE_VALUE
 _ROLLOUTS = ("none", "random", "greedy")

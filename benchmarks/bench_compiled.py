@@ -126,6 +126,7 @@ elif which == "perft":
     from tafl_env.game import Game
     from tafl_env.perft import perft
     g = Game("legacy_alea_evangelii")
+    perft(g.engine, g.state, 2)                               # warm-up (and compile)
     t0 = time.perf_counter()
     assert perft(g.engine, g.state, 3) == 63982532
     out = time.perf_counter() - t0

@@ -5,7 +5,7 @@ extra tables the evaluation needs (:mod:`.tables`) are derived from those.
 
 - :mod:`.tables` — the evaluation's tables (escape masks per ray, distance to escape, the ring
   table of the encirclement filter), built from the engine's kernel tables;
-- :mod:`.rows` — copying games between rows of a work State and stepping them;
+- :mod:`tafl_env.engine.rows` (the engine's) — copying games between rows of a work State and stepping them;
 - :mod:`.greedy` — one node's scoring (win now, the exact opponent check, captures, E);
 - :mod:`.mcts` — trees as arrays, selection, expansion, backup, tree reuse.
 """

@@ -40,7 +40,7 @@ from tafl_env.engine.tables import (F_THRONE, OPPOSITE, P_BERSERK, P_ENCIRCLEMEN
                                     P_THRONE_HOSTILE, SIDE_OF)
 from tafl_env.notation import EMPTY, KING
 
-from .rows import (I_BOARD, I_CHAIN, I_KEY, I_KING, I_MOVES, I_OCC, I_PIECES, I_REASON,
+from tafl_env.engine.rows import (I_BOARD, I_CHAIN, I_KEY, I_KING, I_MOVES, I_OCC, I_PIECES, I_REASON,
                    I_REPEATS, I_SEENC, I_TO_MOVE, I_WINNER, copy_full, copy_light, copy_seen,
                    list_actions, restore_seen, seen_count, step_row)
 from .tables import LOSS, NO_KING_E, UNSAFE, W_CAPTURE, WIN

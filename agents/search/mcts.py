@@ -21,7 +21,7 @@ from tafl_env.engine.state import RUNNING
 from tafl_env.engine.tables import P_BERSERK
 
 from .greedy import score_node
-from .rows import (I_HIST, I_KEY, I_REASON, I_TO_MOVE, I_TURN, I_WINNER, copy_light, copy_seen,
+from tafl_env.engine.rows import (I_HIST, I_KEY, I_REASON, I_TO_MOVE, I_TURN, I_WINNER, copy_light, copy_seen,
                    step_row)
 from .tables import LOSS, UNSAFE, WIN
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..notation import EMPTY, KING
-from ._jit import helper, leaf
+from ._jit import leaf
 from .tables import F_RESTRICTED, IS_PLAIN_SOLDIER, P_K, P_PASS, P_S, SIDE_OF
 
 # Position of the lowest set bit of a 32-bit int by de Bruijn multiplication.

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidOptionError
-from ._jit import helper, kernel
-from .movegen import count_moves, lowest_bit
-from .step import INFO_WIDTH, SCRATCH, action_slot, step_game
-from .tables import P_K, P_PASS, KernelTables
+from ._jit import kernel
+from .movegen import count_moves
+from .rows import copy_full, list_actions, step_row
+from .step import INFO_WIDTH, SCRATCH
+from .tables import KernelTables
 
 MAX_PERFT_DEPTH = 32
 """Deepest perft accepted; far beyond what finishes (perft grows by the branching factor, 10-200
@@ -22,31 +23,6 @@ per ply)."""
 MAX_PERFT_ESTIMATE = 10**12
 """Perft refuses a depth whose estimated count (first-ply count to the power of the depth)
 exceeds this: hours of work at tens of millions of sequences per second."""
-
-
-@helper
-def _list_actions(to_move, chain, pieces, moves, tb, g, out):
-    """Write the legal actions of game ``g`` into ``out``; returns how many."""
-    k = tb.params[P_K]
-    side = to_move[g]
-    count = 0
-    for i in range(moves.shape[1]):
-        for d in range(4):
-            x = np.int64(moves[g, i, d])
-            while x:
-                out[count] = (pieces[g, side, i] * 4 + d) * k + lowest_bit(x)
-                count += 1
-                x &= x - 1
-    if chain[g] >= 0:
-        out[count] = tb.params[P_PASS]
-        count += 1
-    return count
-
-
-@helper
-def _copy_row(a, dst, src):
-    for i in range(a.shape[1]):
-        a[dst, i] = a[src, i]
 
 
 @kernel
@@ -58,7 +34,9 @@ def perft_search(board, to_move, start_side, king_sq, chain, turn, key, history,
     Work arrays: ``actions`` (depth, num_actions), ``count`` and ``next_index`` (depth,), ``info``
     (INFO_WIDTH,) and ``scratch`` (SCRATCH,), all int64."""
     tb = KernelTables(*tables)
-    count[0] = _list_actions(to_move, chain, pieces, moves, tb, 0, actions[0])
+    S = (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+         seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason)
+    count[0] = list_actions(S, tb, 0, actions[0])
     total = 0
     ply = 0
     while ply >= 0:
@@ -68,38 +46,13 @@ def perft_search(board, to_move, start_side, king_sq, chain, turn, key, history,
         a = actions[ply, next_index[ply]]
         next_index[ply] += 1
         child = ply + 1
-        _copy_row(board, child, ply)
-        _copy_row(history, child, ply)
-        _copy_row(seen_keys, child, ply)
-        _copy_row(seen_counts, child, ply)
-        _copy_row(lines, child, ply)
-        for side in range(2):
-            for i in range(occupancy.shape[2]):
-                occupancy[child, side, i] = occupancy[ply, side, i]
-            for i in range(pieces.shape[2]):
-                pieces[child, side, i] = pieces[ply, side, i]
-        for i in range(moves.shape[1]):
-            for d in range(4):
-                moves[child, i, d] = moves[ply, i, d]
-        to_move[child] = to_move[ply]
-        start_side[child] = start_side[ply]
-        king_sq[child] = king_sq[ply]
-        chain[child] = chain[ply]
-        turn[child] = turn[ply]
-        key[child] = key[ply]
-        last_irreversible[child] = last_irreversible[ply]
-        repeats[child] = repeats[ply]
-        winner[child] = winner[ply]
-        reason[child] = reason[ply]
-        slot = action_slot(to_move, chain, pieces, moves, reason, tb, child, a)
-        step_game(board, to_move, start_side, king_sq, chain, turn, key, history,
-                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, child, a, slot, info, scratch)
+        copy_full(S, ply, S, child)
+        step_row(S, tb, child, a, info, scratch)
         if child == depth - 1:
             total += count_moves(moves, chain, child)
         else:
             ply = child
-            count[ply] = _list_actions(to_move, chain, pieces, moves, tb, ply, actions[ply])
+            count[ply] = list_actions(S, tb, ply, actions[ply])
             next_index[ply] = 0
     return total
 

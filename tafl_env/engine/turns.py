@@ -29,12 +29,20 @@ def finish(winner, reason, moves, g, who, why):
 
 
 @leaf
-def record_seen(seen_keys, seen_counts, g, key):
-    """Count one more occurrence of ``key`` in game ``g``'s table; returns the new count."""
+def seen_slot(seen_keys, seen_counts, g, key):
+    """The slot of ``key`` in game ``g``'s table, or the empty slot where it would go (linear
+    probing from the key's low bits; the table is never more than half full)."""
     size = seen_keys.shape[1]
     slot = np.int64(key & np.uint64(size - 1))
     while seen_counts[g, slot] != 0 and seen_keys[g, slot] != key:
         slot = (slot + 1) & (size - 1)
+    return slot
+
+
+@leaf
+def record_seen(seen_keys, seen_counts, g, key):
+    """Count one more occurrence of ``key`` in game ``g``'s table; returns the new count."""
+    slot = seen_slot(seen_keys, seen_counts, g, key)
     seen_keys[g, slot] = key
     seen_counts[g, slot] += 1
     return seen_counts[g, slot]

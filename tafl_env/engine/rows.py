@@ -1,4 +1,5 @@
-"""Games as rows of a work State, compiled: copies between rows and a step on one row.
+"""Games as rows of a work State, compiled: copies between rows and a step on one row, for
+searches that keep one game per ply or per node (perft here, the agents' greedy and MCTS).
 
 A State travels into the kernels as the tuple ``State.arrays()``; the ``I_*`` constants index it.
 Rows are copied "lightly" (board, pieces, moves, lines, scalars and the one history entry a step
@@ -11,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tafl_env.engine._jit import helper, kernel, leaf
-from tafl_env.engine.movegen import lowest_bit
-from tafl_env.engine.step import action_slot, step_game
-from tafl_env.engine.tables import P_K, P_PASS
+from ._jit import helper, kernel, leaf
+from .movegen import lowest_bit
+from .step import action_slot, step_game
+from .tables import P_K, P_PASS
+from .turns import seen_slot
 
 (I_BOARD, I_TO_MOVE, I_START, I_KING, I_CHAIN, I_TURN, I_KEY, I_HIST, I_LASTIRR, I_SEENK, I_SEENC,
  I_REPEATS, I_LINES, I_OCC, I_PIECES, I_MOVES, I_WINNER, I_REASON) = range(18)
@@ -111,26 +113,14 @@ def restore_seen(S, src, dst):
     if S[I_LASTIRR][dst] == t and S[I_LASTIRR][src] != t:
         copy_seen(S, src, dst)         # the capture cleared the tables
         return
-    keys, counts = S[I_SEENK], S[I_SEENC]
-    key = S[I_KEY][dst]
-    size = keys.shape[1]
-    slot = np.int64(key & np.uint64(size - 1))
-    while keys[dst, slot] != key or counts[dst, slot] == 0:
-        slot = (slot + 1) & (size - 1)
-    counts[dst, slot] -= 1             # the last insertion: removing it restores the table exactly
+    slot = seen_slot(S[I_SEENK], S[I_SEENC], dst, S[I_KEY][dst])
+    S[I_SEENC][dst, slot] -= 1         # the last insertion: removing it restores the table exactly
 
 
 @leaf
 def seen_count(S, g, key):
     """How often ``key`` occurs in row ``g``'s repetition table."""
-    keys, counts = S[I_SEENK], S[I_SEENC]
-    size = keys.shape[1]
-    slot = np.int64(key & np.uint64(size - 1))
-    while counts[g, slot] != 0:
-        if keys[g, slot] == key:
-            return counts[g, slot]
-        slot = (slot + 1) & (size - 1)
-    return 0
+    return S[I_SEENC][g, seen_slot(S[I_SEENK], S[I_SEENC], g, key)]   # 0: not there
 
 
 @leaf
