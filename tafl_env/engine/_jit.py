@@ -29,13 +29,6 @@ from numba.core import caching
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "forksafe"
 
-# Serial kernels run without numba's reference-counted memory (``_nrt=False``): every array they
-# touch comes from Python (or from a parallel kernel), so nothing is allocated, and no call of one
-# compiled function by another increments and decrements the counts of the arrays it passes.
-# Those counts cost the single-game path about half its time (benchmarks/RESULTS.md). The flag is
-# numba's own target option, though not in its user documentation; tests/test_compiled_engine.py
-# checks that it is in effect. error_model="numpy": integer division by zero is not checked (the
-# kernels never divide by a variable that can be zero), as in numpy.
 # --- the cache knows every kernel source --------------------------------------------------------
 # numba stamps a cached kernel with its own source file only. A kernel inlines helpers from other
 # files, so an edit there (a rule fixed in captures.py) would leave kernels of batch.py compiled
@@ -94,6 +87,15 @@ _LOCATORS = [_engine_locator(base) for base in (caching.UserProvidedCacheLocator
 if not any(c.__name__.startswith("TaflEngine") for c in caching.CacheImpl._locator_classes):
     caching.CacheImpl._locator_classes[:0] = _LOCATORS
 
+
+# Serial kernels run without numba's reference-counted memory (``_nrt=False``): every array they
+# touch comes from Python (or from a parallel kernel), so nothing is allocated, and no call of one
+# compiled function by another increments and decrements the counts of the arrays it passes.
+# With those counts, and calls between kernels that LLVM does not inline, one thread rolled out
+# 0.55M Tablut moves/s; without them (and with the ``leaf`` helpers inlined) 2.5M. The flag is
+# numba's own target option, though not in its user documentation; tests/test_compiled_engine.py
+# checks that it is in effect. error_model="numpy": integer division by zero is not checked (the
+# kernels never divide by a variable that can be zero), as in numpy.
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 
 SERIAL_OPTIONS = dict(_nrt=False, **_FLAGS)
