@@ -98,7 +98,7 @@ from tafl_env.engine import Engine, State
 from tafl_env.notation import ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, EMPTY, KING, KNIGHT
 from tafl_env.perft import expand
 
-from .base import Agent, register_agent
+from .base import Agent
 
 ATTACKER, DEFENDER = 0, 1
 _SIDE = np.full(8, -1, dtype=np.int8)

@@ -20,7 +20,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
 
 from tafl_env import VARIANTS
 from tafl_env.bench import append_section, bench_engine, format_table, machine_info

@@ -7,7 +7,6 @@ import io
 import json
 
 import numpy as np
-import pytest
 
 from agents import Agent, register_agent
 from tafl_env.cli import main

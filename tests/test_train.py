@@ -3,7 +3,6 @@ run (train a few hundred steps on legacy_ard_ri, save, reload, resume, evaluate)
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
