@@ -100,7 +100,7 @@ def peak_memory_mb(variant: str, batch: int, seed: int = 0, steps: int = MEMORY_
 def bench_engine(variant: str, batch: int, seconds: float, seed: int = 0, *,
                  unpack_mask: bool = False, threads: int = 1, **options) -> dict:
     """Random self-play throughput of ``batch`` games of ``variant`` for about ``seconds``, the
-    batched kernels using ``threads`` threads (batches of 64 games or more).
+    batched kernels using ``threads`` threads (batches of 2048 games or more).
 
     Returns ``{"variant", "batch", "threads", "steps_per_s", "peak_mem_mb", "steps", "seconds",
     "games_finished"}``; ``options`` are rule options (``make_rules``). At least one batched step

@@ -459,8 +459,8 @@ def build_parser(add_ons: Sequence[str] | None = ()) -> argparse.ArgumentParser:
                    help=f"timed seconds per variant and batch (default: {DEFAULT_SECONDS:g})")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--threads", nargs="+", type=positive_int, default=[1, 2], metavar="T",
-                   help="threads of the batched kernels, a row each (default: 1 2; batches under "
-                        "64 games always run on one)")
+                   help="threads of the batched kernels, a row each (default: 1 2; smaller batches "
+                        "than 2048 games always run on one)")
     p.add_argument("--unpack-mask", action="store_true",
                    help="also build the int8 (B, num_actions) action mask every step, as an env does")
     add_rule_options(p, cap_help=None)

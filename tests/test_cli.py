@@ -424,11 +424,14 @@ def test_bench_json(capsys):
 
 
 def test_bench_threads_rows(capsys):
-    code, out, _ = run(capsys, "bench", "historical_tablut", "--batch", "8", "64", "--threads", "1", "2",
+    from tafl_env.engine._jit import PARALLEL_MIN_BATCH
+
+    big = PARALLEL_MIN_BATCH
+    code, out, _ = run(capsys, "bench", "historical_tablut", "--batch", "8", str(big), "--threads", "1", "2",
                        "--seconds", "0.01", "--json")
     assert code == 0
     rows = [(r["batch"], r["threads"]) for r in last_json(out)["results"]]
-    assert rows == [(8, 1), (64, 1), (64, 2)]
+    assert rows == [(8, 1), (big, 1), (big, 2)]
 
 
 def test_bench_plain_table_and_bad_variant(capsys):

@@ -111,8 +111,11 @@ def test_cli_perft_refusal_is_one_line():
 
 
 def _run_batch(variant: str, threads: int, seed: int) -> np.ndarray:
+    from tafl_env.engine._jit import PARALLEL_MIN_BATCH
+
     eng = Engine(make_rules(variant), threads=threads)
-    state = eng.initial_state(256)
+    state = eng.initial_state(PARALLEL_MIN_BATCH)   # big enough for the threaded kernels
+    assert eng._parallel(len(state)) == (threads > 1)
     rng = np.random.default_rng(seed)
     for _ in range(30):
         eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))

@@ -98,7 +98,7 @@ class Engine:
     """The rules of one ``RuleSet``, applied to batches of games.
 
     ``threads`` (default: ``$TAFL_THREADS``, else 1) is how many threads batched kernels may use
-    for batches of 64 games or more.
+    for batches of 2048 games or more.
 
     >>> from tafl_env.rules import make_rules
     >>> eng = Engine(make_rules("historical_tablut"))
@@ -135,7 +135,7 @@ class Engine:
 
     @property
     def threads(self) -> int:
-        """Threads that batched kernels may use (batches of 64 games or more)."""
+        """Threads that batched kernels may use (batches of 2048 games or more)."""
         return self._threads
 
     @threads.setter
