@@ -119,7 +119,8 @@ class Engine:
         start_slots = piece_slots(t, board)
         self._slots = start_slots.shape[1]
         # The start position's derived arrays, built once: a reset only copies them.
-        self._start = (board, king, line_bits(t, board[None])[0], occupancy(t, board), start_slots)
+        self._start = (board, king, line_bits(t, board[None])[0], occupancy(t, board), start_slots,
+                       full_key(t, np.stack([board, board]), np.array([0, 1])))
         self._cache: dict = {}  # helper tables built on first use (observation encoders)
         # The serial step's work array. Kernels release the GIL, so two threads stepping with
         # one engine would share it: each thread gets its own.
@@ -159,14 +160,15 @@ class Engine:
                       to_move: str | int | None = None) -> State:
         """B fresh games from the variant's start, or from ``position`` (a fresh ``Q0``)."""
         b = _check_int(batch_size, "batch_size", 1, MAX_BATCH)
+        side = self.rules.first_side if to_move is None else side_index(to_move)
         if position is None:
-            board, king, lines, occ, pieces = self._start
+            board, king, lines, occ, pieces, keys = self._start
+            key = keys[side]
         else:
             board, king = self.parse_board(position)
             lines, occ = line_bits(self.tables, board[None])[0], occupancy(self.tables, board)
             pieces = piece_slots(self.tables, board, self._slots)
-        side = self.rules.first_side if to_move is None else side_index(to_move)
-        t = self.tables
+            key = full_key(self.tables, board[None], np.array([side]))[0]
         st = State(
             board=np.tile(board, (b, 1)),
             to_move=np.full(b, side, dtype=np.int8),
@@ -187,7 +189,7 @@ class Engine:
             winner=np.full(b, NO_WINNER, dtype=np.int8),
             reason=np.zeros(b, dtype=np.int8),
         )
-        st.key[:] = full_key(t, board[None], st.to_move[:1])[0]
+        st.key[:] = key
         st.history[:, 0] = st.key
         kernels.start_games(*st.arrays(), *self.kernel_tables)
         return st
