@@ -1,93 +1,10 @@
-"""LEGACY COPY (the Python greedy of before the compiled agents), kept only for agents.legacy_mcts.
+"""LEGACY COPY: the numpy greedy agent of version 0.2, kept only for :mod:`agents.legacy_mcts`
+(the rollout MCTS specs and the strength comparison of the compiled MCTS against the old one).
 
-The greedy agent: one ply of look-ahead plus an exact check of the opponent's immediate wins.
-
-Everything is batched through the engine: the legal moves of all games of the batch are expanded into
-one batch of children (:func:`tafl_env.perft.expand`), every child is scored with array operations,
-and the best child of each game is picked (ties broken at random with the agent's ``rng``). No Python
-loop runs over games, squares or moves.
-
-Order of preference, per game (lexicographic):
-
-(a) **Win now**: a child whose ``winner`` is the mover (king escaped, king captured, encirclement, the
-    opponent left without a legal move, a repetition the opponent began).
-(b) **Do not allow an immediate win**: a child after which the opponent has a reply (a whole turn,
-    berserk chain included) that wins at once is "unsafe" and only chosen when every move is unsafe.
-    A child that loses on the spot (e.g. a repetition begun by the mover) is worst of all.
-(c) **Captures**: the number of enemy pieces removed by the move (more is better).
-(d) **Evaluation** ``E`` of the position after the move, seen from the defenders (the attackers
-    maximise ``-E``)::
-
-        E =  3.0 * esc1        escape squares the king reaches with one move
-           + 1.0 * esc2        further escape squares he reaches with two moves
-           - 0.5 * dist        Manhattan distance from the king to the nearest escape square
-           - 1.0 * adj         attackers orthogonally next to the king
-           + 0.5 * defenders   material (defender pieces, king included)
-           - 0.5 * attackers   material (attacker pieces)
-
-    For the attackers the same terms read: attackers next to the king, escape routes blocked
-    (``esc1``/``esc2`` are what remains open), material. King moves for ``esc1/esc2`` are slides
-    through empty squares (the king may pass and stop on the throne and corners) of at most
-    ``move_range`` squares; jumps are ignored by the evaluation (not by the safety check).
-    All weights are multiples of 0.5, so a random tie-break noise below 1e-3 only splits ties.
-
-**Berserk chains.** A child in which the mover's capture opened a chain is judged as the position
-after its pass (a lower bound: the chain could still go on). When the agent is asked to act inside a
-chain, its candidates are the continuations and the pass, scored the same way (the pass child is the
-position after the pass).
-
-**The exact check (b).** For every running child (opponent ``o`` to move, ``m`` the mover) the
-opponent's replies that could possibly win are singled out by sound filters, and only those are
-played through the engine (which then judges them exactly, every rule included); chains that they
-open are expanded in full until they end. The filters work in two stages: first per state (cheap
-bit-board tests say which kinds of win are possible at all; the legal replies are enumerated only
-for the states where one is), then per reply. A reply can win only in one of these ways, and the
-filter keeps, per child:
-
-* *Escape* (``o`` = defenders): the king moves that land on an escape square; in Berserk also
-  the king moves that may capture (landing next to an attacker, or two-square moves, which cover
-  the jumps), since a capturing king may continue to a corner. Per state: only when the king
-  reaches an escape square with one slide (Berserk: or a square next to an attacker, or stands
-  next to an attacker soldier he could jump).
-* *King capture* (``o`` = attackers): every move landing next to the king, when at least ``r`` other
-  neighbours of the king are attackers or possibly hostile (throne, corner, off-board); ``r`` = 3
-  for the plain 4-side capture, 1 for the Tablut rule. In Berserk a chain may end next to the
-  king, but during the attackers' turn only the moving piece changes squares and captures only
-  remove defenders, so: a 4-side capture needs 3 attacker/hostile neighbours of the king *now*,
-  and a commander sandwich needs a commander or a corner next to the king now (and the king off the
-  throne unless ``commander_capture_on_throne``) and a commander as the moving piece. When one of
-  these holds, every move of such a piece landing next to the king or that may capture is kept.
-* *Encirclement* (``o`` = attackers, variants with it): let ``Ns`` be the empty squares whose removal
-  could disconnect the open (non-attacker) squares — those whose open 4-neighbours are not connected
-  around them in their 8-neighbourhood (off-board counts as open: it all connects to the outside) —
-  and ``R`` the flood fill from the edge through squares that hold no attacker and are not in ``Ns``.
-  A single move to ``t`` leaves every square of ``R`` still reachable, and can only remove defenders
-  next to ``t``; so if ``R`` holds two defenders more than 2 apart (Manhattan), no move encircles.
-  Otherwise the moves to a square in ``Ns`` or next to a defender are checked (all moves where no
-  defender is reachable at all), and of those only the moves to ``t`` after which, with ``t``
-  closed, no defender other than those next to ``t`` (which the move may capture) is reachable
-  from the edge (one bit-board flood fill per state and target; the vacated origin is ignored,
-  which can only shrink the reach, so this is sound).
-* *No legal move left to* ``m``: an ``m`` piece next to an empty, non-restricted square can always
-  step there unless that square is filled or the piece captured. A reply fills one square ``x`` and
-  captures at most 4 pieces outside Berserk (3 custodial, the king). With ``k`` = the fewest ``m``
-  pieces that keep such a free neighbour other than ``x`` (minimum over ``x``): ``k >= 5`` is safe;
-  ``1 <= k < 5`` the replies that may capture are checked; ``k = 0`` checks every reply. In
-  Berserk chains capture without bound, so ``k`` counts only the pieces that no chain can capture:
-  a custodial capture needs an ``o`` piece, the throne or a corner beside the victim (the mover
-  cannot be its own anvil and no other ``o`` piece moves), a knight's jump needs two squares
-  beside the soldier free of other ``o`` pieces, and the king falls only by king capture (checked
-  above); if that ``k`` is 0 the replies that may capture are checked.
-* *Repetition* (``starter_loses``): when the child's position has occurred before
-  (``engine.repetition_count >= 2``), every reply is checked. This is the one approximation: a
-  third occurrence reached from a position that has not itself been repeated (different move
-  orders into the same position) is not foreseen, because the public state does not expose the
-  position history. (Within exact cycles this is complete: if the reply recreates ``Qj``, the
-  same side's pieces stand as in ``Q(j-1)``, so the child equals ``Q(j-1)`` unless the opponent
-  reached the same squares by a different move, which is the case left out. An earlier version
-  also checked every reply when the position *before* the move had been repeated; that adds
-  nothing within exact cycles and cost up to a minute per move on the 19x19 board.) Every other
-  check is exact.
+Its preference order, evaluation and weights are those documented in :mod:`agents.greedy`, whose
+compiled agent replaces it; the one difference is the repetition check, which here foresees a third
+occurrence only within exact cycles (the compiled greedy looks up the key of every quiet reply).
+Its weights and the encirclement filter's ring table come from :mod:`agents.search.tables`.
 """
 
 from __future__ import annotations
@@ -99,41 +16,17 @@ from tafl_env.notation import ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, EMP
 from tafl_env.perft import expand
 
 from .base import Agent
+from .search.tables import (LOSS, UNSAFE, W_ADJ, W_ATT, W_CAPTURE, W_DEF, W_DIST, W_ESC1,
+                            W_ESC2, WIN, ring_simple_table)
 
 ATTACKER, DEFENDER = 0, 1
 _SIDE = np.full(8, -1, dtype=np.int8)
 _SIDE[[ATTACKER_SOLDIER, COMMANDER]] = ATTACKER
 _SIDE[[DEFENDER_SOLDIER, KNIGHT, KING]] = DEFENDER
 
-W_ESC1, W_ESC2, W_DIST, W_ADJ, W_DEF, W_ATT = 3.0, 1.0, 0.5, 1.0, 0.5, 0.5
-W_CAPTURE = 1000.0
-WIN, LOSS, UNSAFE = 1e9, -1e9, -1e6
 
 
-def _ring_simple_table() -> np.ndarray:
-    """``table[p]``: removing a square whose 8-neighbourhood openness is ``p`` (bit i = ring
-    position i, clockwise from north: N NE E SE S SW W NW) keeps its open 4-neighbours connected."""
-    table = np.zeros(256, dtype=bool)
-    for p in range(256):
-        bits = [(p >> i) & 1 for i in range(8)]
-        if all(bits):
-            table[p] = True
-            continue
-        start = bits.index(0)  # walk the cycle from a closed position: runs of open positions
-        runs_with_side, in_run, has_side = 0, False, False
-        for j in range(1, 9):
-            i = (start + j) % 8
-            if bits[i]:
-                in_run = True
-                has_side |= i % 2 == 0
-            elif in_run:
-                runs_with_side += has_side
-                in_run, has_side = False, False
-        table[p] = runs_with_side <= 1
-    return table
-
-
-_SIMPLE = _ring_simple_table()
+_SIMPLE = ring_simple_table().astype(bool)   # the compiled search's table (agents.search.tables)
 
 
 class _Geometry:

@@ -58,7 +58,8 @@ import numpy as np
 from tafl_env.engine import Engine, State
 
 from .base import Agent, register_agent
-from .legacy_greedy import LOSS, UNSAFE, WIN, GreedyAgent
+from .legacy_greedy import GreedyAgent
+from .search.tables import LOSS, UNSAFE, WIN
 
 W_CAPTURE_VALUE = 1.0   # a capture's weight in priors and leaf values (on top of E's material term)
 _ROLLOUTS = ("none", "random", "greedy")
@@ -381,26 +382,19 @@ class MCTSAgent(Agent):
 
 
 def spec_name(simulations: int, rollout: str = "none", prior: str = "greedy") -> str:
-    """The ``make_agent`` spec of an MCTS configuration: ``mcts:N[:ROLLOUT[:PRIOR]]``."""
-    name = f"mcts:{simulations}"
-    if prior != "greedy":
-        return f"{name}:{rollout}:{prior}"
-    return name if rollout == "none" else f"{name}:{rollout}"
+    """The ``make_agent`` spec of this agent: ``legacy_mcts:N[:ROLLOUT[:PRIOR]]``."""
+    from .mcts import spec_name as compiled_spec_name
+
+    return "legacy_" + compiled_spec_name(simulations, rollout, prior)
 
 
 def _factory(arg, seed=None, **kw):
-    """``mcts[:N[:ROLLOUT[:PRIOR]]]``: ``mcts:64``, ``mcts:64:greedy``, ``mcts:64:random:uniform``."""
-    parts = arg.split(":") if arg else []
-    if len(parts) > 3:
-        raise ValueError(f"mcts spec takes at most N:ROLLOUT:PRIOR, got {arg!r}")
-    sims = 64
-    if parts and parts[0]:
-        try:
-            sims = int(parts[0])
-        except ValueError:
-            raise ValueError(f"mcts simulations must be an integer, got {parts[0]!r}") from None
-    rollout = parts[1] if len(parts) > 1 and parts[1] else "none"
-    prior = parts[2] if len(parts) > 2 and parts[2] else "greedy"
+    """``legacy_mcts[:N[:ROLLOUT[:PRIOR]]]``, parsed like ``mcts`` specs (no time budgets)."""
+    from .mcts import parse_spec
+
+    sims, seconds, rollout, prior = parse_spec(arg)
+    if seconds is not None:
+        raise ValueError(f"legacy_mcts takes simulations, not a time, got {arg!r}")
     return MCTSAgent(simulations=sims, rollout=rollout, prior=prior, seed=seed, **kw)
 
 

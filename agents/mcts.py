@@ -228,8 +228,9 @@ def spec_name(simulations: int, rollout: str = "none", prior: str = "greedy",
     return name if rollout == "none" else f"{name}:{rollout}"
 
 
-def _factory(arg, seed=None, **kw):
-    """``mcts[:N[:ROLLOUT[:PRIOR]]]`` or ``mcts:Ts``: ``mcts:64``, ``mcts:1s``, ``mcts:64:random:uniform``."""
+def parse_spec(arg: str | None) -> tuple[int, float | None, str, str]:
+    """``N[:ROLLOUT[:PRIOR]]`` or ``Ts[...]`` (the part after ``mcts:``) → (simulations, seconds or
+    None, rollout, prior); defaults 64, None, ``"none"``, ``"greedy"``."""
     parts = arg.split(":") if arg else []
     if len(parts) > 3:
         raise ValueError(f"mcts spec takes at most N:ROLLOUT:PRIOR, got {arg!r}")
@@ -246,6 +247,12 @@ def _factory(arg, seed=None, **kw):
                              f"got {head!r}") from None
     rollout = parts[1] if len(parts) > 1 and parts[1] else "none"
     prior = parts[2] if len(parts) > 2 and parts[2] else "greedy"
+    return sims, seconds, rollout, prior
+
+
+def _factory(arg, seed=None, **kw):
+    """``mcts[:N[:ROLLOUT[:PRIOR]]]`` or ``mcts:Ts``: ``mcts:64``, ``mcts:1s``, ``mcts:64:random:uniform``."""
+    sims, seconds, rollout, prior = parse_spec(arg)
     return MCTSAgent(simulations=sims, seconds=seconds, rollout=rollout, prior=prior, seed=seed, **kw)
 
 

@@ -51,13 +51,11 @@ def ring_simple_table() -> np.ndarray:
     return table
 
 
-_CACHE: dict[int, AgentTables] = {}
-
-
 def agent_tables(engine) -> AgentTables:
-    """The evaluation tables of ``engine``'s variant (cached per engine)."""
-    at = _CACHE.get(id(engine))
-    if at is not None and at.esc_mask.shape[0] == engine.s + 1:
+    """The evaluation tables of ``engine``'s variant (cached on the engine itself: a cache keyed by
+    ``id(engine)`` could hand a later engine of another variant, given the same id, these tables)."""
+    at = engine._cache.get("agent_tables")
+    if at is not None:
         return at
     tb = engine.kernel_tables
     n, s, k = int(tb.params[P_N]), int(tb.params[P_S]), int(tb.params[P_K])
@@ -73,5 +71,5 @@ def agent_tables(engine) -> AgentTables:
     dist[:s] = (np.abs(rank[:, None] - rank[esc][None]) + np.abs(file[:, None] - file[esc][None])).min(1)
     at = AgentTables(esc_mask=esc_mask, escape_dist=dist, simple=ring_simple_table(),
                      weights=np.array([W_ESC1, W_ESC2, W_DIST, W_ADJ, W_DEF, W_ATT]))
-    _CACHE[id(engine)] = at
+    engine._cache["agent_tables"] = at
     return at
