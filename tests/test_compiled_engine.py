@@ -257,3 +257,58 @@ def test_an_illegal_action_in_a_batch_leaves_every_game_untouched():
     with pytest.raises(tafl_env.errors.IllegalMoveError, match="game 2: action 0"):
         eng.step(state, actions)
     assert np.array_equal(state.board, before.board) and np.array_equal(state.turn, before.turn)
+
+
+def test_bit_intrinsics_count_and_find_bits_like_python():
+    """popcount and lowest_bit compile to LLVM's ctpop/cttz (agents and move generation rely on
+    them for every move): they agree with Python's bit arithmetic on random ints below 2**62."""
+    import numba
+
+    from tafl_env.engine.movegen import lowest_bit, popcount
+
+    @numba.njit
+    def both(xs, counts, lows):
+        for i in range(len(xs)):
+            counts[i] = popcount(xs[i])
+            lows[i] = lowest_bit(xs[i])
+
+    xs = np.random.default_rng(3).integers(1, 2**62, size=2000, dtype=np.int64)
+    xs[:64] = 1 << np.arange(62).repeat(2)[:64]
+    counts, lows = np.empty_like(xs), np.empty_like(xs)
+    both(xs, counts, lows)
+    assert counts.tolist() == [bin(int(x)).count("1") for x in xs]
+    assert lows.tolist() == [(int(x) & -int(x)).bit_length() - 1 for x in xs]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_masks_fill_reused_buffers_exactly(variant):
+    """Masks are written whole (8-byte stores of unpacked bits): a reused ``out`` full of old
+    masks, and a wider ``write_masks`` buffer full of ones, end up holding exactly the legal
+    actions, with the buffer's extra columns and rows untouched."""
+    eng = Engine(make_rules(variant))
+    state = eng.initial_state(32)
+    rng = np.random.default_rng(5)
+    out = np.ones((32, eng.num_actions), dtype=np.int8)
+    for _ in range(12):
+        legal = np.zeros((32, eng.num_actions), dtype=np.int8)
+        for g in range(32):
+            acts = eng.legal_actions(state, g)
+            legal[g, acts] = 1
+        assert eng.legal_action_mask(state, out=out) is out
+        assert np.array_equal(out, legal)
+        wide = np.ones((70, eng.num_actions + 5), dtype=np.int8)
+        eng.write_masks(state, wide, np.arange(32) * 2)
+        assert np.array_equal(wide[::2][:32, : eng.num_actions], legal)
+        assert (wide[1::2] == 1).all() and (wide[:, eng.num_actions:] == 1).all()
+        eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))
+
+
+def test_mask_buffers_of_the_wrong_kind_are_refused_by_name():
+    eng = Engine(make_rules("legacy_ard_ri"))
+    state = eng.initial_state(2)
+    for bad in (np.zeros((2, eng.num_actions)), np.zeros((2, eng.num_actions + 1), np.int8),
+                np.zeros((eng.num_actions, 2), np.int8).T, [[0] * eng.num_actions] * 2):
+        with pytest.raises(ValueError, match="out must be"):
+            eng.legal_action_mask(state, out=bad)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        eng.write_masks(state, np.zeros((eng.num_actions + 2, 4), np.int8).T, [0, 1])

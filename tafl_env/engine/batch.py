@@ -21,7 +21,7 @@ import numpy as np
 from numba import prange
 
 from ._jit import helper, kernel, parallel_kernel
-from .movegen import count_moves, random_action, write_mask
+from .movegen import count_moves, random_move, write_mask
 from .state import RUNNING
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
                    SCRATCH, action_slot, next_random, step_game)
@@ -67,7 +67,7 @@ def counts(moves, chain, out):
 def random_actions(to_move, chain, pieces, moves, uniforms, out, *tables):
     tb = KernelTables(*tables)
     for g in range(len(out)):
-        out[g] = random_action(to_move, chain, pieces, moves, tb, g, uniforms[g])
+        out[g] = random_move(to_move, chain, pieces, moves, tb, g, uniforms[g])[0]
 
 
 @kernel
@@ -114,7 +114,7 @@ def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
 @kernel
 def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
          seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-         actions, slots, info, scratch, *tables):
+         actions, info, slots, scratch, *tables):
     """Check, then apply ``actions``; returns ``OK`` or why nothing was applied. ``scratch``:
     int64 work array of ``SCRATCH`` entries."""
     tb = KernelTables(*tables)
@@ -131,7 +131,7 @@ def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_ir
 @parallel_kernel
 def step_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, actions, slots, info, _scratch, *tables):
+                  moves, winner, reason, actions, info, slots, _scratch, *tables):
     """:func:`step` with the games spread over threads (each task has its own work array)."""
     tb = KernelTables(*tables)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
@@ -152,8 +152,7 @@ def _play_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
               seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
               tb, rng, max_steps, played, g, info, scratch):
     while played[g] < max_steps and reason[g] == RUNNING and turn[g] + 1 < history.shape[1]:
-        a = random_action(to_move, chain, pieces, moves, tb, g, next_random(rng, g))
-        slot = action_slot(to_move, chain, pieces, moves, reason, tb, g, a)
+        a, slot = random_move(to_move, chain, pieces, moves, tb, g, next_random(rng, g))
         step_game(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
                   moves, winner, reason, tb, g, a, slot, info, scratch)

@@ -85,8 +85,17 @@ def _check_int(value, name: str, low: int, high: int | None = None) -> int:
     return int(value)
 
 
+def _describe_array(x) -> str:
+    if isinstance(x, np.ndarray):
+        layout = "C-contiguous" if x.flags.c_contiguous else "not C-contiguous"
+        return f"shape {x.shape} {x.dtype}, {layout}{'' if x.flags.writeable else ', read-only'}"
+    return type(x).__name__
+
+
 def _actions_array(actions, b: int) -> np.ndarray:
     """One integer action per game as an intp array; bools and floats are refused."""
+    if type(actions) is np.ndarray and actions.dtype == np.intp and actions.shape == (b,):
+        return actions   # what random_actions and the front ends pass: no conversion
     a = np.asarray(actions)
     if a.shape != (b,) or a.dtype.kind not in "iu":
         raise IllegalMoveError(
@@ -129,10 +138,17 @@ class Engine:
 
     @property
     def _scratch(self) -> np.ndarray:
-        scratch = getattr(self._local, "scratch", None)
-        if scratch is None:
-            scratch = self._local.scratch = np.empty(SCRATCH, dtype=np.int64)
-        return scratch
+        work = getattr(self._local, "work", None)
+        return self._step_work(1)[1] if work is None else work[1]
+
+    def _step_work(self, b: int) -> tuple:
+        """This thread's work arrays of a serial step of ``b`` games: ``(slots, scratch, *tables)``
+        (kept between calls: at B = 1 allocating them took a tenth of a step)."""
+        work = getattr(self._local, "work", None)
+        if work is None or len(work[0]) != b:
+            scratch = np.empty(SCRATCH, dtype=np.int64) if work is None else work[1]
+            work = self._local.work = (np.empty(b, dtype=np.intp), scratch, *self.kernel_tables)
+        return work
 
     @property
     def threads(self) -> int:
@@ -223,17 +239,31 @@ class Engine:
         """Row width a buffer for :meth:`write_masks` needs: ``num_actions``."""
         return self.num_actions
 
-    def legal_action_mask(self, state: State) -> np.ndarray:
-        """(B, num_actions) int8 0/1: exactly the legal actions (all 0 for finished games)."""
-        out = np.zeros((len(state), self.num_actions), dtype=np.int8)
-        self._masks(state, out, self._rows(len(state)))
+    def legal_action_mask(self, state: State, out: np.ndarray | None = None) -> np.ndarray:
+        """(B, num_actions) int8 0/1: exactly the legal actions (all 0 for finished games).
+
+        ``out``, a C-contiguous (B, num_actions) int8 array, receives the masks instead of a new
+        array (a loop that asks every step saves allocating, and first touching, its pages)."""
+        b = len(state)
+        if out is None:
+            out = np.empty((b, self.num_actions), dtype=np.int8)
+        elif not (isinstance(out, np.ndarray) and out.dtype == np.int8 and out.flags.c_contiguous
+                  and out.flags.writeable and out.shape == (b, self.num_actions)):
+            raise ValueError(f"out must be a writeable C-contiguous ({b}, {self.num_actions}) int8 "
+                             f"array, got {_describe_array(out)}")
+        self._masks(state, out, self._rows(b))
         return out
 
     def write_masks(self, state: State, buffer: np.ndarray, rows: np.ndarray) -> None:
-        """Write game g's legal mask into row ``rows[g]`` of ``buffer`` (R, >= num_actions) int8,
-        whose rows must be zero beforehand (vector envs write straight into their buffers)."""
+        """Write game g's legal mask into row ``rows[g]`` of ``buffer``, a C-contiguous
+        (R, >= num_actions) int8 array: its columns ``0 .. num_actions-1`` are overwritten, the
+        rest are left alone (vector envs write straight into their buffers)."""
         rows = np.asarray(rows, dtype=np.intp)
-        if rows.shape != (len(state),) or buffer.ndim != 2 or buffer.shape[1] < self.num_actions:
+        if not (isinstance(buffer, np.ndarray) and buffer.dtype == np.int8 and buffer.ndim == 2
+                and buffer.flags.c_contiguous and buffer.flags.writeable):
+            raise ValueError(f"write_masks needs a writeable C-contiguous 2-d int8 buffer, got "
+                             f"{_describe_array(buffer)}")
+        if rows.shape != (len(state),) or buffer.shape[1] < self.num_actions:
             raise ValueError(f"write_masks needs {len(state)} rows and a (R, >= {self.num_actions}) buffer")
         if len(rows) and (rows.min() < 0 or rows.max() >= len(buffer)):
             raise IndexError(f"write_masks rows must lie in 0..{len(buffer) - 1}")
@@ -347,14 +377,12 @@ class Engine:
         b = len(state)
         a = _actions_array(actions, b)
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
-        slots = np.empty(b, dtype=np.intp)
         while True:
             if self._parallel(b):
                 code = _jit.run_parallel(kernels.step_parallel, self._threads, *state.arrays(),
-                                         a, slots, info, self._scratch, *self.kernel_tables)
+                                         a, info, *self._step_work(b))
             else:
-                code = kernels.step(*state.arrays(), a, slots, info, self._scratch,
-                                    *self.kernel_tables)
+                code = kernels.step(*state.arrays(), a, info, *self._step_work(b))
             if code == OK:
                 return StepInfo(info)
             if code != NEED_ROOM:

@@ -18,30 +18,29 @@ from __future__ import annotations
 import numpy as np
 
 from ..notation import EMPTY, KING
+from ._bits import ctpop, cttz, store_bytes
 from ._jit import leaf
-from .tables import F_RESTRICTED, IS_PLAIN_SOLDIER, P_K, P_PASS, P_S, SIDE_OF
+from .tables import F_RESTRICTED, IS_PLAIN_SOLDIER, P_K, P_NUM_ACTIONS, P_PASS, P_S, SIDE_OF
 
-# Position of the lowest set bit of a 32-bit int by de Bruijn multiplication.
-_DEBRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8, 31, 27, 13, 23, 21,
-                      19, 16, 7, 26, 12, 18, 6, 11, 5, 10, 9], dtype=np.int64)
+PASS_SLOT = -2   # the "slot" of a legal pass (berserk chains)
 
-# _UNPACK[v, j]: bit j of the byte v, as the int8 that a legal-action mask holds.
-_UNPACK = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.int8)
+# _SPREAD8[v]: the eight bits of the byte v as eight 0/1 bytes of a little-endian uint64 (bit j
+# in byte j), what one 8-byte store writes into a legal-action mask; _SPREAD4 the same for 4 bits.
+_SPREAD8 = np.array([sum(((v >> j) & 1) << (8 * j) for j in range(8)) for v in range(256)],
+                    dtype=np.uint64)
+_SPREAD4 = _SPREAD8[:16].astype(np.uint32)
 
 
 @leaf
 def popcount(x):
-    """Number of set bits of a non-negative int below 2**32."""
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return ((x * 0x01010101) & 0xFFFFFFFF) >> 24
+    """Number of set bits of a non-negative int below 2**63 (one ``popcnt`` instruction)."""
+    return ctpop(np.int64(x))
 
 
 @leaf
 def lowest_bit(x):
-    """Index of the lowest set bit of a positive int below 2**32."""
-    return _DEBRUIJN[(((x & -x) * 0x077CB531) & 0xFFFFFFFF) >> 27]
+    """Index of the lowest set bit of a positive int (one ``tzcnt`` instruction)."""
+    return cttz(np.int64(x))
 
 
 @leaf
@@ -97,50 +96,50 @@ def count_moves(moves, chain, g):
 
 @leaf
 def write_mask(to_move, chain, pieces, moves, tb, g, out, row):
-    """Write the legal-action mask of game ``g`` into ``out[row]`` (which must be zero where the
-    side to move has no piece).
+    """Write the legal-action mask of game ``g`` into ``out[row, :num_actions]`` (zeroing it
+    first); ``out`` is a C-contiguous int8 array.
 
-    Each piece's four move masks are unpacked to bytes eight at a time from a table, in
-    overlapping chunks so that every write stays inside the piece's block: fixed-size copies
-    without data-dependent branches (a loop over the set bits mispredicted about once per
-    direction and ran at half this speed)."""
+    Each piece's four move masks are unpacked eight bits at a time into eight bytes by a table
+    lookup and stored with one unaligned 8-byte store (four and four on boards whose direction
+    blocks are narrower than 8), in overlapping chunks so that every store stays inside the
+    piece's block: no per-move stores and no data-dependent branches (a loop over the set bits
+    mispredicted about once per direction and ran at half the speed of byte stores, which ran at
+    a third of this)."""
     k = tb.params[P_K]
     side = to_move[g]
     s = tb.params[P_S]
+    width = out.shape[1]
+    start = row * width
+    for j in range(tb.params[P_NUM_ACTIONS]):
+        out[row, j] = 0
     wide = k >= 8
     last = k - 8 if wide else k - 4   # the last chunk ends exactly at the block's end
     for i in range(pieces.shape[2]):
         sq = pieces[g, side, i]
         if sq == s:
             continue
-        base = sq * 4 * k
+        base = start + sq * 4 * k
         for d in range(4):
             x = np.int64(moves[g, i, d])
             at = base + d * k
             if wide:
                 c = 0
                 while c < last:
-                    v = (x >> c) & 255
-                    for j in range(8):
-                        out[row, at + c + j] = _UNPACK[v, j]
+                    store_bytes(out, at + c, _SPREAD8[(x >> c) & 255])
                     c += 8
-                v = (x >> last) & 255
-                for j in range(8):
-                    out[row, at + last + j] = _UNPACK[v, j]
+                store_bytes(out, at + last, _SPREAD8[(x >> last) & 255])
             else:
-                for j in range(4):
-                    out[row, at + j] = _UNPACK[x & 15, j]
-                v = (x >> last) & 15
-                for j in range(4):
-                    out[row, at + last + j] = _UNPACK[v, j]
+                store_bytes(out, at, _SPREAD4[x & 15])
+                store_bytes(out, at + last, _SPREAD4[(x >> last) & 15])
     if chain[g] >= 0:
         out[row, tb.params[P_PASS]] = 1
 
 
 @leaf
-def nth_action(to_move, chain, pieces, moves, tb, g, r):
+def nth_move(to_move, chain, pieces, moves, tb, g, r):
     """The r-th legal action of game ``g`` (0-based, in slot, direction, distance order; pass
-    last), or -1 when there are at most r."""
+    last) and the slot of the piece it moves (``PASS_SLOT`` for pass); ``(-1, -1)`` when there
+    are at most r."""
     k = tb.params[P_K]
     side = to_move[g]
     for i in range(moves.shape[1]):
@@ -150,21 +149,22 @@ def nth_action(to_move, chain, pieces, moves, tb, g, r):
             if r < c:
                 for _ in range(r):
                     x &= x - 1
-                return (pieces[g, side, i] * 4 + d) * k + lowest_bit(x)
+                return (pieces[g, side, i] * 4 + d) * k + lowest_bit(x), np.int64(i)
             r -= c
     if r == 0 and chain[g] >= 0:
-        return tb.params[P_PASS]
-    return -1
+        return tb.params[P_PASS], np.int64(PASS_SLOT)
+    return np.int64(-1), np.int64(-1)
 
 
 @leaf
-def random_action(to_move, chain, pieces, moves, tb, g, u):
-    """A uniformly random legal action of game ``g`` for ``u`` uniform in [0, 1); -1 if none."""
+def random_move(to_move, chain, pieces, moves, tb, g, u):
+    """A uniformly random legal action of game ``g`` for ``u`` uniform in [0, 1) and its slot
+    (as :func:`nth_move`); ``(-1, -1)`` if there is none."""
     total = count_moves(moves, chain, g)
     if total == 0:
-        return -1
+        return np.int64(-1), np.int64(-1)
     r = min(np.int64(u * total), total - 1)
-    return nth_action(to_move, chain, pieces, moves, tb, g, r)
+    return nth_move(to_move, chain, pieces, moves, tb, g, r)
 
 
 @leaf

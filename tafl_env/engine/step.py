@@ -9,7 +9,7 @@ import numpy as np
 from ..notation import EMPTY, KING, KNIGHT
 from ._jit import helper, leaf
 from .captures import chain_moves, custodial_captures, encircled, king_captured
-from .movegen import find_slot
+from .movegen import PASS_SLOT, find_slot
 from .state import (ATTACKER_WINS, DEFENDER_WINS, ENCIRCLED, ESCAPED, KING_CAPTURED, RUNNING)
 from .tables import F_ESCAPE, P_BERSERK, P_JUMPS, P_K, P_N, P_NUM_ACTIONS, P_PASS, P_S
 from .turns import end_turn, finish
@@ -18,7 +18,6 @@ from .turns import end_turn, finish
 INFO_JUMP, INFO_CONTINUATION, INFO_TURN_ENDED, INFO_WIDTH = 6, 7, 8, 9
 SCRATCH = 64   # entries of step_game's int64 work array (captures, chains, encirclement rows)
 OK, NEED_ROOM = -1, -2   # batched kernels' return codes; >= 0 is the first illegal game
-PASS_SLOT = -2           # action_slot's answer for a legal pass
 
 
 @leaf
