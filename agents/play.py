@@ -9,6 +9,7 @@ written by the engine's own decoding (:meth:`~tafl_env.engine.Engine.decode`) an
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ def move_texts(engine: Engine, actions: np.ndarray, info, rows: np.ndarray) -> l
 
 def play_games(variant_or_rules: str | RuleSet, attacker: Agent, defender: Agent, games: int,
                seed: int | None = None, max_turns: int | None = None, record: bool = False,
-               **options) -> list[dict[str, Any]]:
+               timing: dict[str, list] | None = None, **options) -> list[dict[str, Any]]:
     """Play ``games`` games of ``attacker`` (attackers) against ``defender`` at once.
 
     All games live in one batched state. At every step the games where the attackers are to move
@@ -71,6 +72,10 @@ def play_games(variant_or_rules: str | RuleSet, attacker: Agent, defender: Agent
         max_turns: the move cap in turns (a game reaching it is a truncated draw); ``None``: the
             cap of the rules (the variant's default, or that of a given ``RuleSet``).
         record: also return each game's moves in notation (``'pass'`` for the pass action).
+        timing: a dict to which the time the agents spend choosing is added:
+            ``timing["attacker"]`` and ``timing["defender"]`` become ``[seconds, moves]``, the
+            seconds of their ``act`` calls and the moves those calls chose (so time per move is
+            seconds / moves, whatever the batch).
         **options: rule options (RULES.md) for ``make_rules``.
 
     Returns:
@@ -104,7 +109,13 @@ def play_games(variant_or_rules: str | RuleSet, attacker: Agent, defender: Agent
             rows = np.flatnonzero(running & (state.to_move == side))
             if not len(rows):
                 continue
-            acts = np.asarray(agent.act(engine, state.take(rows)), dtype=np.int64).reshape(-1)
+            sub = state.take(rows)
+            t0 = time.perf_counter()
+            acts = np.asarray(agent.act(engine, sub), dtype=np.int64).reshape(-1)
+            if timing is not None:
+                spent = timing.setdefault("attacker" if side == ATTACKER else "defender", [0.0, 0])
+                spent[0] += time.perf_counter() - t0
+                spent[1] += len(rows)
             if acts.shape != rows.shape:
                 raise ValueError(f"{agent!r} returned {acts.shape[0]} actions for {len(rows)} games")
             actions[rows] = acts

@@ -164,10 +164,12 @@ def write_results(result: Mapping[str, Any], games: Sequence[Mapping[str, Any]],
     p = out / "ratings.csv"
     with open(p, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["name", "spec", "rating", "low", "high", "games", "score"])
+        w.writerow(["name", "spec", "rating", "low", "high", "games", "score", "ms_per_move"])
+        timing = result.get("time_per_move", {})
         for r in result["ratings"]["ratings"]:
             w.writerow([r["name"], result["agents"].get(r["name"], ""), _num(r["rating"]), _num(r["low"]),
-                        _num(r["high"]), r["games"], _num(r["score"])])
+                        _num(r["high"]), r["games"], _num(r["score"]),
+                        _num(timing.get(r["name"], {}).get("ms_per_move"))])
         sa = result["ratings"]["side_advantage"]
         w.writerow(["<attacker side advantage>", "", _num(sa["elo"]), _num(sa["low"]), _num(sa["high"]),
                     result["attacker_results"]["games"], _num(result["attacker_results"]["score"])])
@@ -240,6 +242,10 @@ def format_report(result: Mapping[str, Any]) -> str:
     ar = result["attacker_results"]
     lines.append(f"attacker side advantage {sa['elo']:+.1f} Elo{iv}; attackers won {ar['wins']}, "
                  f"drew {ar['draws']}, lost {ar['losses']}")
+    timing = result.get("time_per_move")
+    if timing:
+        lines.append("time per move (the agent's own act calls, its moves in every game): " + ", ".join(
+            f"{name} {t['ms_per_move']:.2f} ms" for name, t in timing.items() if t["ms_per_move"] is not None))
     lines.append("pairings (score of the first agent, draws = 1/2; Wilson 95%):")
     for p in result["pairings"]:
         lines.append(f"  {p['agent']} vs {p['opponent']}: +{p['wins']} ={p['draws']} -{p['losses']}  "

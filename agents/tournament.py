@@ -197,6 +197,7 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
     half = games_per_pair // 2
     want_moves = records or gifs > 0
     legs = []
+    thinking: dict[str, list] = {}   # agent -> [seconds in act, moves chosen]
     games: list[dict[str, Any]] = []
     n_legs = len(names) * (len(names) - 1)
     t_start = time.perf_counter()
@@ -213,15 +214,24 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
                 t0 = time.perf_counter()
                 chunk = batch_size or half
                 results = []
+                timing: dict[str, list] = {}
                 for start in range(0, half, chunk):
                     part = play_games(rules, att, dfd, min(chunk, half - start),
-                                      seed=s if start == 0 else leg_seed(s, start, 0), record=want_moves)
+                                      seed=s if start == 0 else leg_seed(s, start, 0), record=want_moves,
+                                      timing=timing)
                     results.extend(part)
                     bar.update(len(part))
                 leg = {"leg": len(legs), "attacker": names[i], "defender": names[j],
                        "attacker_spec": agents[names[i]], "defender_spec": agents[names[j]],
                        "seed": s, "games": half, "first_game": len(games),
                        "seconds": round(time.perf_counter() - t0, 3)}
+                for side, name in (("attacker", names[i]), ("defender", names[j])):
+                    secs, moves = timing.get(side, (0.0, 0))
+                    leg[f"{side}_think_seconds"] = round(secs, 3)
+                    leg[f"{side}_moves"] = moves
+                    spent = thinking.setdefault(name, [0.0, 0])
+                    spent[0] += secs
+                    spent[1] += moves
                 legs.append(leg)
                 for r in results:
                     row = {"game": len(games), "leg": leg["leg"], "attacker": names[i], "defender": names[j],
@@ -253,6 +263,11 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
         "pairings": pairing_table(games, names),
         "sides": side_table(games, names),
         "ratings": ratings,
+        "time_per_move": {name: {"moves": thinking.get(name, [0, 0])[1],
+                                 "seconds": round(thinking.get(name, [0, 0])[0], 3),
+                                 "ms_per_move": round(1000 * thinking[name][0] / thinking[name][1], 3)
+                                 if thinking.get(name, [0, 0])[1] else None}
+                          for name in names},
         "notes": notes,
         "games": [{k: v for k, v in g.items() if k != "moves"} for g in games],
     }

@@ -438,6 +438,14 @@ def test_round_robin_pairing_side_balance_and_seeds():
         assert leg["seed"] == leg_seed(9, i, j)
         assert all(g["seed"] == leg["seed"] for g in games[leg["first_game"]: leg["first_game"] + leg["games"]])
     assert len({leg["seed"] for leg in out["legs"]}) == 6
+    # time per move: every move of every game is counted once, for the agent that chose it
+    timing = out["time_per_move"]
+    assert sorted(timing) == sorted(names)
+    assert sum(t["moves"] for t in timing.values()) == sum(g["turns"] for g in games)
+    for leg in out["legs"]:
+        assert leg["attacker_moves"] + leg["defender_moves"] == sum(
+            g["turns"] for g in games[leg["first_game"]: leg["first_game"] + leg["games"]])
+    assert all(t["ms_per_move"] > 0 for t in timing.values())
     again = round_robin("legacy_ard_ri", AGENTS, 4, seed=9, max_turns=30, progress=False, bootstrap=0,
                         agent_factory=factory)
     assert again["games"] == games and again["ratings"] == out["ratings"]
