@@ -1,5 +1,8 @@
 """A trained policy: an sb3-contrib ``MaskablePPO`` checkpoint acting on the engine's observations.
 
+``policy:PATH`` loads a model zip; ``policy:<variant>`` (e.g. ``policy:historical_tablut``) the
+model shipped with the package for that variant (:mod:`agents.pretrained`).
+
 Observations are ``observe(engine, state, state.to_move)`` — (B, N, N, 14) float32 planes seen by the
 side to move (see :mod:`tafl_env.observation`) — and masks are ``engine.legal_action_mask(state)``,
 exactly what the training environments produce; the model is asked with
@@ -34,9 +37,10 @@ import numpy as np
 from tafl_env.engine import Engine, State
 from tafl_env.extras import require
 from tafl_env.observation import observe
-from tafl_env.rules import RuleSet, make_rules
+from tafl_env.rules import VARIANTS, RuleSet, make_rules
 
 from .base import Agent, AgentSpecError, register_agent
+from .pretrained import shipped_policies, shipped_policy
 
 __all__ = ["PolicyAgent", "MODEL_INFO", "model_info", "stamp_model", "save_policy", "read_model_info",
            "resolve_model_path", "rules_mismatch"]
@@ -86,6 +90,9 @@ def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
 def resolve_model_path(text: str | os.PathLike) -> Path:
     """The model zip that ``policy:TEXT`` names, checked before anything is loaded.
 
+    A variant id (``policy:historical_tablut``) names the model shipped with the package
+    (:mod:`agents.pretrained`), unless a file of that name exists in the working directory.
+
     As with SB3, ``.zip`` may be left off. A missing file, a directory or a file that is not a
     Stable-Baselines3 zip is an :class:`~agents.base.AgentSpecError` saying which.
     """
@@ -93,6 +100,13 @@ def resolve_model_path(text: str | os.PathLike) -> Path:
     if not raw.strip():
         raise AgentSpecError("policy agent needs a checkpoint path: 'policy:PATH'")
     path = Path(raw).expanduser()
+    if raw in VARIANTS and not path.exists():   # policy:<variant>: the model shipped with the package
+        shipped = shipped_policy(raw)
+        if shipped is None:
+            have = ", ".join(sorted(shipped_policies())) or "none"
+            raise AgentSpecError(f"no trained policy is shipped for {raw} (shipped: {have}); train one "
+                                 f"with: tafl train --config configs/train/{raw}.yaml")
+        return shipped
     if not path.exists() and path.suffix != ".zip" and path.with_name(path.name + ".zip").is_file():
         path = path.with_name(path.name + ".zip")
     if path.is_dir():

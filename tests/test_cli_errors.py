@@ -20,8 +20,8 @@ from tafl_env.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 TAFL = Path(sys.executable).with_name("tafl")
-ARD_RI_MODEL = ROOT / "results" / "training" / "legacy_ard_ri" / "model.zip"
-TABLUT_MODEL = ROOT / "results" / "training" / "historical_tablut" / "model.zip"
+ARD_RI_MODEL = ROOT / "agents" / "pretrained" / "legacy_ard_ri.zip"
+TABLUT_MODEL = ROOT / "agents" / "pretrained" / "historical_tablut.zip"
 ARD_RI_CONFIG = ROOT / "configs" / "tournaments" / "legacy_ard_ri.yaml"
 TRAIN_CONFIG = ROOT / "configs" / "train" / "legacy_ard_ri.yaml"
 TRAINING_STACK = ("torch", "stable_baselines3", "sb3_contrib", "tensorboard")
