@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -167,7 +168,7 @@ def test_play_policy_path_mistakes(work, tmp_path):
                           "/nonexistent.zip", "no such file")
     assert ".zip.zip" not in line
     one_line_error(tafl("play", "legacy_ard_ri", "--vs", f"policy:{ARD_RI_MODEL.parent}", cwd=work),
-                   "is a directory", "model.zip")
+                   "is a directory", "legacy_ard_ri.zip")
     garbage = tmp_path / "garbage.zip"
     garbage.write_bytes(b"not a zip at all")
     one_line_error(tafl("play", "legacy_ard_ri", "--vs", f"policy:{garbage}", cwd=work), "not a model zip")
@@ -176,8 +177,20 @@ def test_play_policy_path_mistakes(work, tmp_path):
     assert tree(work) == []
 
 
+def _without_rules_record(model: Path, out: Path) -> None:
+    """A copy of ``model`` as models were saved before they recorded their rules."""
+    with zipfile.ZipFile(model) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == "data":
+                fields = json.loads(data)
+                fields.pop(MODEL_INFO)
+                data = json.dumps(fields).encode()
+            dst.writestr(item, data)
+
+
 def test_play_refuses_a_policy_of_another_variant(work, tmp_path):
-    # the recorded Tablut model: its training config.yaml beside it says historical_tablut
+    # the shipped Tablut model records historical_tablut
     line = one_line_error(tafl("play", "legacy_tablut", "--vs", f"policy:{TABLUT_MODEL}", cwd=work),
                           "historical_tablut", "legacy_tablut")
     assert "king_armed" in line
@@ -194,7 +207,7 @@ def test_play_refuses_a_policy_of_another_variant(work, tmp_path):
     assert proc.returncode == 0 and "you left the game" in proc.stdout, proc.stderr
     # an older model with nothing beside it: the board size is checked, and the player is told so
     bare = tmp_path / "bare.zip"
-    shutil.copy(TABLUT_MODEL, bare)
+    _without_rules_record(TABLUT_MODEL, bare)
     proc = tafl("play", "legacy_tablut", "--vs", f"policy:{bare}", cwd=work, input="quit\n")
     assert proc.returncode == 0, proc.stderr
     assert "records no variant" in proc.stdout and "only its board size" in proc.stdout
