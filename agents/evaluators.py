@@ -112,9 +112,12 @@ class NetworkEvaluator(Evaluator):
     prior = "policy"
     compiled = False
 
-    def __init__(self, policy, device: str = "cpu"):
+    def __init__(self, policy, device: str = "cpu", threads: int | None = None):
         from .policy import PolicyAgent
 
+        if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
+            raise ValueError(f"threads must be an integer >= 1 or None, got {threads!r}")
+        self.threads = threads
         self.agent = policy if isinstance(policy, PolicyAgent) else PolicyAgent(policy, device=device)
         self.path = self.agent.path
         self.policy = self.agent.model.policy
@@ -129,6 +132,17 @@ class NetworkEvaluator(Evaluator):
         import torch as th
 
         pol = self.policy
+        old = th.get_num_threads()
+        if self.threads is not None:
+            th.set_num_threads(self.threads)
+        try:
+            return self._forward(th, pol, obs)
+        finally:
+            if self.threads is not None:
+                th.set_num_threads(old)
+
+    @staticmethod
+    def _forward(th, pol, obs):
         with th.no_grad():
             obs_t = th.as_tensor(obs, device=pol.device)
             if pol.share_features_extractor:

@@ -137,7 +137,7 @@ def _agent(kind, sims, tiny_model=None, seed=0, **kw):
           "random_uniform": lambda: RolloutEvaluator("random", "uniform", max_turns=20),
           "random_greedy": lambda: RolloutEvaluator("random", "greedy", max_turns=20),
           "greedy_playout": lambda: RolloutEvaluator("greedy", "greedy", max_turns=4),
-          "network": lambda: NetworkEvaluator(tiny_model)}[kind]()
+          "network": lambda: NetworkEvaluator(tiny_model, threads=1)}[kind]()
     return MCTSAgent(simulations=sims, evaluator=ev, seed=seed, **kw)
 
 
@@ -279,7 +279,7 @@ def test_network_batched_evaluation_equals_one_at_a_time(tiny_model):
     from agents.evaluators import NetworkEvaluator
 
     eng = Engine(make_rules("historical_tablut"))
-    ev = NetworkEvaluator(tiny_model)
+    ev = NetworkEvaluator(tiny_model, threads=1)
     st = _positions(eng, 12, seed=2)
     priors, values = ev.evaluate(eng, st)
     mask = eng.legal_action_mask(st).astype(bool)
@@ -298,7 +298,7 @@ def test_network_search_expands_with_each_positions_own_priors(tiny_model):
 
     eng = Engine(make_rules("historical_tablut"))
     st = _positions(eng, 5, seed=4)
-    agent = MCTSAgent(simulations=16, evaluator=NetworkEvaluator(tiny_model), seed=0)
+    agent = MCTSAgent(simulations=16, evaluator=NetworkEvaluator(tiny_model, threads=1), seed=0)
     agent.act(eng, st.copy())
     for g, tree in agent.trees().items():
         root = tree.hdr[2]
