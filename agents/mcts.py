@@ -1,23 +1,47 @@
-"""Monte Carlo tree search: PUCT with greedy priors and heuristic leaf values, a solver for wins
-and losses, trees kept between moves, and a budget in simulations or in time per move.
+"""Monte Carlo tree search: PUCT (or UCT) over an injected evaluator, a solver for wins and
+losses, trees kept between moves, and a budget in simulations or in time per move.
 
-The default configuration (``mcts:N``, ``mcts:Ts``) is compiled (:mod:`agents.search.mcts`): a
-tree per game as arrays, each simulation replayed on a work row with the engine's own step kernel.
+Everything is compiled (:mod:`agents.search.mcts`, :mod:`agents.search.netsearch`): a tree per
+game as arrays, each simulation replayed on a work row with the engine's own step kernel.
 
-**Expansion and priors.** A node is expanded by scoring all its legal moves with the greedy
-agent's compiled scoring (win now, the exact check of the opponent's immediate wins, captures, the
-evaluation ``E`` of the position after the move). The prior of a move is a softmax of
-``(captures * W_CAPTURE_VALUE + E_mover) / prior_temperature`` over the safe moves; unsafe moves
-get a prior of 0 and count as lost (in Berserk: one virtual losing visit). Selection maximises
-``Q + c_puct * P * sqrt(N + 1) / (1 + n)``; an edge not yet visited has ``Q`` = the node's value.
+**Evaluators** (:mod:`agents.evaluators`; ``MCTSAgent(simulations, evaluator=...)``, after
+OpenSpiel's ``MCTSBot(..., evaluator, solve=True)``): what a new leaf's priors and value are.
 
-**Leaf values.** A new leaf is worth the greedy evaluation of its best safe move, from the side to
-move there, ``tanh((E_mover(best) + W_CAPTURE_VALUE * captures(best) - E0) / value_scale)``
-(``E0``: the start position's evaluation for that side); a terminal leaf its result.
+* :class:`~agents.evaluators.GreedyEvaluator` (the default, ``mcts:N``): a node is expanded by
+  scoring all its legal moves with the greedy agent's compiled scoring (win now, the exact check
+  of the opponent's immediate wins, captures, the evaluation ``E`` of the position after the
+  move). The prior of a move is a softmax of ``(captures * W_CAPTURE_VALUE + E_mover) /
+  prior_temperature`` over the safe moves; unsafe moves get a prior of 0 and count as lost (in
+  Berserk: one virtual losing visit). A new leaf is worth the greedy evaluation of its best safe
+  move, from the side to move there, ``tanh((E_mover(best) + W_CAPTURE_VALUE * captures(best) -
+  E0) / value_scale)`` (``E0``: the start position's evaluation for that side).
+* :class:`~agents.evaluators.RolloutEvaluator` (``mcts:N:random``, ``mcts:N:greedy``,
+  ``mcts:N:random:uniform``): the leaf value is the mean of ``rollouts`` playouts from the leaf
+  (uniformly random moves, or the greedy agent's) of at most ``max_turns`` actions, run in the
+  kernel on a work row: a finished playout is worth +1 / -1 (a draw 0), one cut at the cap the
+  static value ``tanh((E - E0) / value_scale)`` of its last position. Priors are the greedy ones
+  (with its lost and unsafe moves) or uniform (nothing scored below the root).
+* :class:`~agents.evaluators.NetworkEvaluator` (``mcts:N:policy:PATH``): a trained MaskablePPO
+  model (as the ``policy:PATH`` agent loads and checks it) gives the priors (its logits, masked to
+  the legal moves, softmaxed) and the leaf value (its value head, which training fits to the
+  return of the side to move: +1 win, -1 loss; clipped to [-1, 1]). The trees of the whole batch
+  are searched together in rounds: one kernel call walks every tree to its leaves (up to
+  ``leaves_per_tree`` per tree, spread by a virtual loss), one forward pass evaluates all those
+  leaves, one kernel call expands them and backs the values up.
 
-**Solver.** A node with a winning move is a proven win; an edge into a lost position is a proven
-loss, and a node whose every edge is lost is a proven loss; proofs go up the path, proven edges are
-not explored again and a proven root stops its search.
+**Selection** maximises ``Q + c_puct * P * sqrt(N + 1) / (1 + n)`` (PUCT; an edge not yet visited
+has ``Q`` = the node's value), or with ``selection="uct"`` (the default for uniform priors) UCB1:
+unvisited edges first, one at random, then ``Q + c_uct * sqrt(ln N / n)``.
+
+**The root** of every evaluator gets the greedy scoring's exact classification once (the others
+do not score inner nodes): a winning move proves it (and is played without search, as is the only
+legal move), moves that lose at once or let the opponent win at once are lost (in Berserk: one
+virtual losing visit). So every evaluator takes a win in one and avoids a loss in one.
+
+**Solver.** A node with a winning move found by the greedy scoring, or with an edge into a lost or
+terminal losing position for the opponent, is a proven win; an edge into a lost position is a
+proven loss, and a node whose every edge is lost is a proven loss; proofs go up the path, proven
+edges are not explored again and a proven root stops its search.
 
 **Tree reuse.** After a move the agent keeps its tree; on the next call it looks for the new
 position (by position key and turn) among the nodes below the old root (its own move and the
@@ -25,17 +49,24 @@ opponent's reply, chains included) and searches on from there, with every visit 
 subtree. ``reuse=False`` starts afresh each move.
 
 **Budget.** ``simulations`` per move (``mcts:256``), or ``seconds`` per move (``mcts:1s``,
-``mcts:0.25s``): simulations run in chunks until the time is up (the first chunk always runs).
+``mcts:0.25s``): simulations run in chunks (network: rounds) until the time is up (the first
+always runs).
 
-**The move played**: a winning move if the root is proven won (a win in one is played without
-search, as is the only legal move), else the most visited edge that is not a proven loss (ties:
-higher mean value, then higher prior).
+**The move played**: a winning move if the root is proven won, else the most visited edge that is
+not a proven loss (ties: higher mean value, then higher prior).
 
-The rollout configurations (``mcts:N:random``, ``mcts:N:greedy``, ``mcts:N:random:uniform``) still
-run the Python search of version 0.2 (:mod:`agents.legacy_mcts`); they are not compiled yet.
+**Specs**: ``mcts:N`` / ``mcts:Ts`` (greedy evaluator), ``mcts:N:random`` (greedy priors, random
+playouts), ``mcts:N:greedy`` (greedy priors, greedy playouts), ``mcts:N:random:uniform`` (uniform
+priors, UCT, random playouts: the textbook algorithm), ``mcts:N:greedy:uniform``,
+``mcts:N:policy:PATH`` (network evaluator; the path is the rest of the spec). Playouts are 40
+actions at most, one per leaf.
 
-Version history: 0.3 compiled search, tree reuse, time budgets; 0.2 greedy priors, heuristic leaf
-values, the solver; 0.1 plain UCT with random rollouts (``mcts:N:random:uniform``).
+Version history: 0.4 evaluators injected; rollouts compiled (the Python search of 0.2 is kept as
+``legacy_mcts:N`` for strength comparisons only); the network evaluator; the root's moves checked
+exactly for every evaluator (0.3's ``mcts:N:random:uniform`` did not, and could miss a win in one
+with few simulations or walk into a loss in one). 0.3 compiled search, tree reuse, time budgets;
+0.2 greedy priors, heuristic leaf values, the solver; 0.1 plain UCT with random rollouts
+(``mcts:N:random:uniform``).
 """
 
 from __future__ import annotations
