@@ -304,7 +304,8 @@ class MCTSAgent(Agent):
                 tree.engine_id = id(engine)
                 _m.expand_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers, e0,
                                self.value_scale, self.prior_temperature, prior)
-            if tree.hdr[_m.H_CHECKED] != tree.hdr[_m.H_ROOT]:
+            # greedy priors classify every node they expand; a root of uniform priors is checked
+            if prior != _m.PRIOR_GREEDY and tree.hdr[_m.H_CHECKED] != tree.hdr[_m.H_ROOT]:
                 _m.check_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers)
             tree.hdr[_m.H_SIMS] = 0
             root = tree.hdr[_m.H_ROOT]

@@ -155,7 +155,7 @@ def test_every_evaluator_plays_legal_moves_and_takes_wins_in_one(kind, request):
         st = eng.initial_state(1)
         for _ in range(int(rng.integers(0, 40))):
             eng.step(st, eng.random_actions(st, rng))
-        while not st.done[0] and st.turn[0] < 120:
+        while not st.done[0] and st.turn[0] < 80:
             a = mcts.act(eng, st)
             assert eng.check_legal(st, a)[0]
             wins = _brute_wins_in_one(eng, st)
