@@ -1,23 +1,47 @@
-"""Monte Carlo tree search: PUCT with greedy priors and heuristic leaf values, a solver for wins
-and losses, trees kept between moves, and a budget in simulations or in time per move.
+"""Monte Carlo tree search: PUCT (or UCT) over an injected evaluator, a solver for wins and
+losses, trees kept between moves, and a budget in simulations or in time per move.
 
-The default configuration (``mcts:N``, ``mcts:Ts``) is compiled (:mod:`agents.search.mcts`): a
-tree per game as arrays, each simulation replayed on a work row with the engine's own step kernel.
+Everything is compiled (:mod:`agents.search.mcts`, :mod:`agents.search.netsearch`): a tree per
+game as arrays, each simulation replayed on a work row with the engine's own step kernel.
 
-**Expansion and priors.** A node is expanded by scoring all its legal moves with the greedy
-agent's compiled scoring (win now, the exact check of the opponent's immediate wins, captures, the
-evaluation ``E`` of the position after the move). The prior of a move is a softmax of
-``(captures * W_CAPTURE_VALUE + E_mover) / prior_temperature`` over the safe moves; unsafe moves
-get a prior of 0 and count as lost (in Berserk: one virtual losing visit). Selection maximises
-``Q + c_puct * P * sqrt(N + 1) / (1 + n)``; an edge not yet visited has ``Q`` = the node's value.
+**Evaluators** (:mod:`agents.evaluators`; ``MCTSAgent(simulations, evaluator=...)``, after
+OpenSpiel's ``MCTSBot(..., evaluator, solve=True)``): what a new leaf's priors and value are.
 
-**Leaf values.** A new leaf is worth the greedy evaluation of its best safe move, from the side to
-move there, ``tanh((E_mover(best) + W_CAPTURE_VALUE * captures(best) - E0) / value_scale)``
-(``E0``: the start position's evaluation for that side); a terminal leaf its result.
+* :class:`~agents.evaluators.GreedyEvaluator` (the default, ``mcts:N``): a node is expanded by
+  scoring all its legal moves with the greedy agent's compiled scoring (win now, the exact check
+  of the opponent's immediate wins, captures, the evaluation ``E`` of the position after the
+  move). The prior of a move is a softmax of ``(captures * W_CAPTURE_VALUE + E_mover) /
+  prior_temperature`` over the safe moves; unsafe moves get a prior of 0 and count as lost (in
+  Berserk: one virtual losing visit). A new leaf is worth the greedy evaluation of its best safe
+  move, from the side to move there, ``tanh((E_mover(best) + W_CAPTURE_VALUE * captures(best) -
+  E0) / value_scale)`` (``E0``: the start position's evaluation for that side).
+* :class:`~agents.evaluators.RolloutEvaluator` (``mcts:N:random``, ``mcts:N:greedy``,
+  ``mcts:N:random:uniform``): the leaf value is the mean of ``rollouts`` playouts from the leaf
+  (uniformly random moves, or the greedy agent's) of at most ``max_turns`` actions, run in the
+  kernel on a work row: a finished playout is worth +1 / -1 (a draw 0), one cut at the cap the
+  static value ``tanh((E - E0) / value_scale)`` of its last position. Priors are the greedy ones
+  (with its lost and unsafe moves) or uniform (nothing scored below the root).
+* :class:`~agents.evaluators.NetworkEvaluator` (``mcts:N:policy:PATH``): a trained MaskablePPO
+  model (as the ``policy:PATH`` agent loads and checks it) gives the priors (its logits, masked to
+  the legal moves, softmaxed) and the leaf value (its value head, which training fits to the
+  return of the side to move: +1 win, -1 loss; clipped to [-1, 1]). The trees of the whole batch
+  are searched together in rounds: one kernel call walks every tree to its leaves (up to
+  ``leaves_per_tree`` per tree, spread by a virtual loss), one forward pass evaluates all those
+  leaves, one kernel call expands them and backs the values up.
 
-**Solver.** A node with a winning move is a proven win; an edge into a lost position is a proven
-loss, and a node whose every edge is lost is a proven loss; proofs go up the path, proven edges are
-not explored again and a proven root stops its search.
+**Selection** maximises ``Q + c_puct * P * sqrt(N + 1) / (1 + n)`` (PUCT; an edge not yet visited
+has ``Q`` = the node's value), or with ``selection="uct"`` (the default for uniform priors) UCB1:
+unvisited edges first, one at random, then ``Q + c_uct * sqrt(ln N / n)``.
+
+**The root** of every evaluator gets the greedy scoring's exact classification once (the others
+do not score inner nodes): a winning move proves it (and is played without search, as is the only
+legal move), moves that lose at once or let the opponent win at once are lost (in Berserk: one
+virtual losing visit). So every evaluator takes a win in one and avoids a loss in one.
+
+**Solver.** A node with a winning move found by the greedy scoring, or with an edge into a lost or
+terminal losing position for the opponent, is a proven win; an edge into a lost position is a
+proven loss, and a node whose every edge is lost is a proven loss; proofs go up the path, proven
+edges are not explored again and a proven root stops its search.
 
 **Tree reuse.** After a move the agent keeps its tree; on the next call it looks for the new
 position (by position key and turn) among the nodes below the old root (its own move and the
@@ -25,17 +49,24 @@ opponent's reply, chains included) and searches on from there, with every visit 
 subtree. ``reuse=False`` starts afresh each move.
 
 **Budget.** ``simulations`` per move (``mcts:256``), or ``seconds`` per move (``mcts:1s``,
-``mcts:0.25s``): simulations run in chunks until the time is up (the first chunk always runs).
+``mcts:0.25s``): simulations run in chunks (network: rounds) until the time is up (the first
+always runs).
 
-**The move played**: a winning move if the root is proven won (a win in one is played without
-search, as is the only legal move), else the most visited edge that is not a proven loss (ties:
-higher mean value, then higher prior).
+**The move played**: a winning move if the root is proven won, else the most visited edge that is
+not a proven loss (ties: higher mean value, then higher prior).
 
-The rollout configurations (``mcts:N:random``, ``mcts:N:greedy``, ``mcts:N:random:uniform``) still
-run the Python search of version 0.2 (:mod:`agents.legacy_mcts`); they are not compiled yet.
+**Specs**: ``mcts:N`` / ``mcts:Ts`` (greedy evaluator), ``mcts:N:random`` (greedy priors, random
+playouts), ``mcts:N:greedy`` (greedy priors, greedy playouts), ``mcts:N:random:uniform`` (uniform
+priors, UCT, random playouts: the textbook algorithm), ``mcts:N:greedy:uniform``,
+``mcts:N:policy:PATH`` (network evaluator; the path is the rest of the spec). Playouts are 40
+actions at most, one per leaf.
 
-Version history: 0.3 compiled search, tree reuse, time budgets; 0.2 greedy priors, heuristic leaf
-values, the solver; 0.1 plain UCT with random rollouts (``mcts:N:random:uniform``).
+Version history: 0.4 evaluators injected; rollouts compiled (the Python search of 0.2 is kept as
+``legacy_mcts:N`` for strength comparisons only); the network evaluator; the root's moves checked
+exactly for every evaluator (0.3's ``mcts:N:random:uniform`` did not, and could miss a win in one
+with few simulations or walk into a loss in one). 0.3 compiled search, tree reuse, time budgets;
+0.2 greedy priors, heuristic leaf values, the solver; 0.1 plain UCT with random rollouts
+(``mcts:N:random:uniform``).
 """
 
 from __future__ import annotations
@@ -45,29 +76,44 @@ import time
 import numpy as np
 
 from tafl_env.engine import Engine, State
+from tafl_env.engine.rows import load_rows
 
-from .base import Agent, register_agent
+from .base import Agent, AgentSpecError, register_agent
+from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
 from .greedy import GreedyAgent, SearchWork, prepare
 from .search import mcts as _m
-from tafl_env.engine.rows import load_rows
+from .search import netsearch as _net
 
 W_CAPTURE_VALUE = _m.W_CAPTURE_VALUE
 _ROLLOUTS = ("none", "random", "greedy")
 _PRIORS = ("greedy", "uniform")
+_SELECTIONS = ("puct", "uct")
 MAX_DEPTH = 64          # plies below the root a simulation may walk
 CHUNK = 32              # simulations per kernel call under a time budget
+LOAD_ROWS = 5           # work rows given the game's whole history (the path, playout, scoring rows)
+
+
+def _node_arrays(shape) -> tuple:
+    return (np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64),
+            np.zeros(shape), np.zeros(shape, np.int64), np.zeros(shape, np.int64),
+            np.zeros(shape, np.uint64), np.zeros(shape, np.int64), np.zeros(shape, np.int64))
+
+
+def _edge_arrays(shape) -> tuple:
+    return (np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64),
+            np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64))
 
 
 class _Tree:
-    """One game's tree: node and edge arrays that grow by doubling."""
+    """One game's tree: node and edge arrays that grow by doubling (or a view of a forest row)."""
 
-    def __init__(self, nodes: int, edges: int):
-        self.hdr = np.zeros(4, dtype=np.int64)
-        self.nodes = (np.zeros(nodes, np.int64), np.zeros(nodes, np.int64), np.zeros(nodes, np.int64),
-                      np.zeros(nodes), np.zeros(nodes, np.int64), np.zeros(nodes, np.int64),
-                      np.zeros(nodes, np.uint64), np.zeros(nodes, np.int64), np.zeros(nodes, np.int64))
-        self.edges = (np.zeros(edges, np.int64), np.zeros(edges), np.zeros(edges, np.int64),
-                      np.zeros(edges, np.int64), np.zeros(edges), np.zeros(edges, np.int64))
+    def __init__(self, nodes: int, edges: int, arrays: tuple | None = None):
+        if arrays is not None:
+            self.hdr, self.nodes, self.edges = arrays
+        else:
+            self.hdr = np.zeros(_m.HDR_SIZE, dtype=np.int64)
+            self.nodes = _node_arrays(nodes)
+            self.edges = _edge_arrays(edges)
         self.engine_id = None
 
     def grow(self, nodes: bool, edges: bool) -> None:
@@ -80,89 +126,146 @@ class _Tree:
         return int(self.nodes[2][self.hdr[_m.H_ROOT]])
 
 
+class _Forest:
+    """The trees of a batch as 2-D arrays (row g: game g's tree), for the batched network search;
+    the rows grow together (more nodes, more edges, more games)."""
+
+    def __init__(self, games: int, nodes: int, edges: int, engine: Engine):
+        self.hdr = np.zeros((games, _m.HDR_SIZE), dtype=np.int64)
+        self.nodes = _node_arrays((games, nodes))
+        self.edges = _edge_arrays((games, edges))
+        self.valid = np.zeros(games, dtype=bool)      # rows that hold a tree
+        self.engine_id = id(engine)
+
+    @property
+    def games(self) -> int:
+        return len(self.hdr)
+
+    def grow(self, nodes: bool = False, edges: bool = False, games: int = 0) -> None:
+        if nodes:
+            self.nodes = tuple(np.concatenate([a, np.zeros_like(a)], axis=1) for a in self.nodes)
+        if edges:
+            self.edges = tuple(np.concatenate([a, np.zeros_like(a)], axis=1) for a in self.edges)
+        if games:
+            more = lambda a: np.concatenate([a, np.zeros((games,) + a.shape[1:], a.dtype)])
+            self.hdr = more(self.hdr)
+            self.nodes = tuple(more(a) for a in self.nodes)
+            self.edges = tuple(more(a) for a in self.edges)
+            self.valid = np.concatenate([self.valid, np.zeros(games, dtype=bool)])
+
+    def rows(self, b: int) -> tuple:
+        """The first ``b`` trees (views): hdr, nodes, edges."""
+        return self.hdr[:b], tuple(a[:b] for a in self.nodes), tuple(a[:b] for a in self.edges)
+
+    def tree(self, g: int) -> _Tree:
+        return _Tree(0, 0, (self.hdr[g], tuple(a[g] for a in self.nodes),
+                            tuple(a[g] for a in self.edges)))
+
+
 class MCTSAgent(Agent):
-    """MCTS with greedy priors and a solver (see the module docstring).
+    """MCTS with an injected evaluator and a solver (see the module docstring).
 
     Args:
         simulations: simulations per game and move (ignored when ``seconds`` is given).
-        seconds: time per move (all games of the batch share it equally).
-        rollout, prior: ``"none"``/``"greedy"`` is the compiled default; the others select the
-            Python search with playouts (:mod:`agents.legacy_mcts`).
-        c_puct, value_scale, prior_temperature: PUCT constant and the scales of values and priors.
+        evaluator: :class:`~agents.evaluators.GreedyEvaluator` (default),
+            :class:`~agents.evaluators.RolloutEvaluator` or
+            :class:`~agents.evaluators.NetworkEvaluator`.
+        seconds: time per move (all games of the batch share it).
+        selection: ``"puct"`` or ``"uct"`` (UCB1, unvisited moves first); default UCT for uniform
+            priors, PUCT otherwise.
+        c_puct, c_uct: the selections' exploration constants.
+        value_scale, prior_temperature: scales of the greedy values and priors (evaluation units).
+        leaves_per_tree: leaves per tree and network forward pass (network evaluator only).
         reuse: keep the tree between moves.
-        Other keyword arguments are passed to the Python search when it is used.
+        rollout, prior, max_rollout_turns, rollouts_per_leaf: the evaluator by its old names
+            (``rollout="random", prior="uniform"`` is ``RolloutEvaluator("random", "uniform")``);
+            not together with ``evaluator``.
     """
 
     name = "mcts"
 
-    def __init__(self, simulations: int = 64, rollout: str = "none", prior: str = "greedy",
-                 c_puct: float = 1.5, value_scale: float = 5.0, prior_temperature: float = 1.0,
-                 seconds: float | None = None, reuse: bool = True, seed: int | None = None, **legacy):
+    def __init__(self, simulations: int = 64, evaluator: Evaluator | None = None,
+                 seconds: float | None = None, selection: str | None = None,
+                 c_puct: float = 1.5, c_uct: float = 1.4, value_scale: float = 5.0,
+                 prior_temperature: float = 1.0, leaves_per_tree: int = 8, reuse: bool = True,
+                 seed: int | None = None, rollout: str | None = None, prior: str | None = None,
+                 max_rollout_turns: int | None = None, rollouts_per_leaf: int | None = None):
         super().__init__(seed)
-        if rollout not in _ROLLOUTS:
-            raise ValueError(f"rollout must be one of {_ROLLOUTS}, got {rollout!r}")
-        if prior not in _PRIORS:
-            raise ValueError(f"prior must be one of {_PRIORS}, got {prior!r}")
-        if prior == "uniform" and rollout == "none":
-            raise ValueError("prior='uniform' needs rollouts (rollout='random' or 'greedy')")
-        if int(simulations) < 1:
+        if isinstance(simulations, bool) or int(simulations) < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations!r}")
         if seconds is not None and not float(seconds) > 0:
             raise ValueError(f"seconds must be > 0, got {seconds!r}")
         for key, val in (("value_scale", value_scale), ("prior_temperature", prior_temperature),
-                         ("c_puct", c_puct)):
+                         ("c_puct", c_puct), ("c_uct", c_uct)):
             if not float(val) > 0:
                 raise ValueError(f"{key} must be > 0, got {val!r}")
+        for key, val in (("leaves_per_tree", leaves_per_tree), ("max_rollout_turns", max_rollout_turns),
+                         ("rollouts_per_leaf", rollouts_per_leaf)):
+            if val is not None and int(val) < 1:
+                raise ValueError(f"{key} must be >= 1, got {val!r}")
+        if evaluator is None:
+            evaluator = _evaluator_from_flags(rollout or "none", prior or "greedy",
+                                              max_rollout_turns, rollouts_per_leaf)
+        elif rollout is not None or prior is not None:
+            raise ValueError("give either evaluator or rollout/prior, not both")
+        if not isinstance(evaluator, Evaluator):
+            raise TypeError(f"evaluator must be an agents.evaluators.Evaluator, got {evaluator!r}")
+        if selection is None:
+            selection = "uct" if evaluator.prior == "uniform" else "puct"
+        if selection not in _SELECTIONS:
+            raise ValueError(f"selection must be one of {_SELECTIONS}, got {selection!r}")
         self.simulations = int(simulations)
         self.seconds = None if seconds is None else float(seconds)
-        self.rollout, self.prior = rollout, prior
-        self.c_puct, self.value_scale = float(c_puct), float(value_scale)
+        self.evaluator, self.selection = evaluator, selection
+        self.rollout, self.prior = evaluator.playout, evaluator.prior
+        self.c_puct, self.c_uct = float(c_puct), float(c_uct)
+        self.value_scale = float(value_scale)
         self.prior_temperature = float(prior_temperature)
+        self.leaves_per_tree = int(leaves_per_tree)
         self.reuse = reuse
-        self._legacy = None
-        if rollout != "none" or prior != "greedy":
-            from .legacy_mcts import MCTSAgent as PythonMCTS
-            self._legacy = PythonMCTS(simulations=simulations, rollout=rollout, prior=prior,
-                                      c_puct=c_puct, value_scale=value_scale,
-                                      prior_temperature=prior_temperature, seed=seed, **legacy)
-        else:
-            for key, val in legacy.items():
-                if key in ("leaves_per_tree", "max_rollout_turns", "rollouts_per_leaf"):
-                    if int(val) < 1:
-                        raise ValueError(f"{key} must be >= 1, got {val!r}")
-                elif key == "c_uct":
-                    if not float(val) > 0:
-                        raise ValueError(f"c_uct must be > 0, got {val!r}")
-                else:
-                    raise TypeError(f"unexpected argument {key!r}")
         self.greedy = GreedyAgent(seed=int(self.rng.integers(2**31)))
+        self._seed_kernel_rng()
+        self._cfg = evaluator.kernel_config(selection)
         self._trees: dict[int, _Tree] = {}
+        self._forest: _Forest | None = None
         self._work: dict = {}
         self._e0: dict[int, float] = {}
+        self._checked: set = set()
+        self._clock = time.perf_counter
         self.last_simulations = np.zeros(0, dtype=np.int64)
-        self.name = spec_name(self.simulations, rollout, prior, self.seconds)
+        self.name = spec_name(self.simulations, self.rollout, self.prior, self.seconds,
+                              getattr(evaluator, "path", None))
+
+    def _seed_kernel_rng(self) -> None:
+        # the playouts' and UCT's xorshift state, drawn from the agent's generator
+        self._krng = self.rng.integers(1, 2**63, size=1, dtype=np.int64).astype(np.uint64)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._trees.clear()
-        if self._legacy is not None:
-            self._legacy.reset(seed)
+        self._forest = None
         if seed is not None:
             self.greedy.reset(seed + 1)
+            self._seed_kernel_rng()
+
+    def check_rules(self, rules) -> str | None:
+        return self.evaluator.check_rules(rules)
 
     def trees(self) -> dict:
         """The kept trees, by game index of the last batch (for tests and diagnostics)."""
+        if self._forest is not None:
+            return {g: self._forest.tree(g) for g in np.flatnonzero(self._forest.valid)}
         return self._trees
 
     # ------------------------------------------------------------------------------------------
-    def choose(self, engine: Engine, state: State) -> np.ndarray:
-        if self._legacy is not None:
-            return self._legacy.choose(engine, state)
-        prepare(state, MAX_DEPTH + 4)
+    def _setup(self, engine: Engine, state: State) -> tuple:
+        extra = MAX_DEPTH + 4 + (self._cfg[_m.C_MAX_TURNS] if self.rollout != "none" else 0)
+        prepare(state, int(extra))
         w = self._work.get(id(engine))
         if (w is None or w.engine is not engine or w.key[1] != state.history.shape[1]
                 or w.key[2] != state.pieces.shape[2]):
-            w = self._work[id(engine)] = SearchWork(engine, state, 6 + state.pieces.shape[2])
+            # rows: root, path, playout, the scoring's child and reply rows, berserk chains
+            w = self._work[id(engine)] = SearchWork(engine, state, 7 + state.pieces.shape[2])
             w.stack_node = np.zeros(8, dtype=np.int64)
             w.stack_idx = np.zeros(8, dtype=np.int64)
             w.path_nodes = np.zeros(MAX_DEPTH, dtype=np.int64)
@@ -170,14 +273,24 @@ class MCTSAgent(Agent):
         e0 = self._e0.get(id(engine))
         if e0 is None:
             e0 = self._e0[id(engine)] = float(self.greedy.evaluate(engine, engine.initial_state(1))[0])
+        return w, e0
+
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        if engine.rules not in self._checked:
+            self.evaluator.check_rules(engine.rules)
+            self._checked.add(engine.rules)
+        if not self.evaluator.compiled:
+            return self._choose_batched(engine, state)
+        w, e0 = self._setup(engine, state)
         tb, at = engine.kernel_tables, w.at
         b = len(state)
         out = np.empty(b, dtype=np.int64)
         sims = np.zeros(b, dtype=np.int64)
-        deadline = None if self.seconds is None else time.perf_counter() + self.seconds
+        deadline = None if self.seconds is None else self._clock() + self.seconds
         arrays = state.arrays()
+        prior = self._cfg[_m.C_PRIOR]
         for g in range(b):
-            load_rows(arrays, g, w.W, 3)
+            load_rows(arrays, g, w.W, LOAD_ROWS)
             tree = self._trees.get(g)
             found = -1
             if tree is not None and self.reuse and tree.engine_id == id(engine):
@@ -190,17 +303,20 @@ class MCTSAgent(Agent):
                 tree = self._trees[g] = _Tree(cap, max(4 * engine.num_actions, cap * 48))
                 tree.engine_id = id(engine)
                 _m.expand_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers, e0,
-                               self.value_scale, self.prior_temperature)
+                               self.value_scale, self.prior_temperature, prior)
+            # greedy priors classify every node they expand; a root of uniform priors is checked
+            if prior != _m.PRIOR_GREEDY and tree.hdr[_m.H_CHECKED] != tree.hdr[_m.H_ROOT]:
+                _m.check_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers)
             tree.hdr[_m.H_SIMS] = 0
             root = tree.hdr[_m.H_ROOT]
             if not (tree.nodes[4][root] != 0 or tree.nodes[1][root] == 1):
                 if deadline is None:
                     self._run(w, tree, tb, at, e0, self.simulations)
                 else:
-                    end = time.perf_counter() + (deadline - time.perf_counter()) / (b - g)
+                    end = self._clock() + (deadline - self._clock()) / (b - g)
                     while True:
                         self._run(w, tree, tb, at, e0, CHUNK)
-                        if time.perf_counter() >= end or tree.nodes[4][tree.hdr[_m.H_ROOT]] != 0:
+                        if self._clock() >= end or tree.nodes[4][tree.hdr[_m.H_ROOT]] != 0:
                             break
             sims[g] = tree.hdr[_m.H_SIMS]
             out[g] = _m.best_action(tree.hdr, tree.nodes, tree.edges)
@@ -212,17 +328,116 @@ class MCTSAgent(Agent):
         while tree.hdr[_m.H_SIMS] < target:
             code = _m.search(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.path_nodes,
                              w.path_edges, int(target - tree.hdr[_m.H_SIMS]), e0, self.value_scale,
-                             self.prior_temperature, self.c_puct, w.buffers)
+                             self.prior_temperature, self.c_puct, w.buffers, self._cfg, self.c_uct,
+                             self._krng)
             if code == _m.OK:
                 return
             tree.grow(tree.hdr[_m.H_NODES] + 1 >= len(tree.nodes[0]),
                       tree.hdr[_m.H_EDGES] + len(w.acts) >= len(tree.edges[0]))
 
+    # --- the network evaluator: every tree of the batch searched in rounds ---------------------
+    def _choose_batched(self, engine: Engine, state: State) -> np.ndarray:
+        w, e0 = self._setup(engine, state)
+        tb, at = engine.kernel_tables, w.at
+        b = len(state)
+        lpt = self.leaves_per_tree
+        f = self._forest
+        if f is None or f.engine_id != id(engine):
+            cap = max(64, self.simulations + 2 * lpt + 8)
+            f = self._forest = _Forest(b, cap, cap * 48, engine)
+        elif f.games < b:
+            f.grow(games=b - f.games)
+        arrays = state.arrays()
+        fresh = []
+        for g in range(b):
+            tree = f.tree(g)
+            found = -1
+            if f.valid[g] and self.reuse:
+                found = _m.find_node(tree.hdr, tree.nodes, tree.edges, state.key[g],
+                                     int(state.turn[g]), len(w.stack_node), w.stack_node, w.stack_idx)
+            if found >= 0:
+                tree.hdr[_m.H_ROOT] = found
+                if tree.hdr[_m.H_CHECKED] != found:
+                    load_rows(arrays, g, w.W, LOAD_ROWS)
+                    _m.check_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers)
+            else:
+                load_rows(arrays, g, w.W, 1)
+                _m.expand_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers, e0,
+                               self.value_scale, self.prior_temperature, -1)
+                f.valid[g] = True
+                fresh.append(g)
+            tree.hdr[_m.H_SIMS] = 0
+        f.valid[b:] = False
+        R = state.take(np.repeat(np.arange(b), 2))      # each game's root row and path row
+        L = state.take(np.zeros(b * lpt, dtype=np.intp))  # the leaves of a round
+        RA, LA = R.arrays(), L.arrays()
+        leaf_game = np.zeros(b * lpt, dtype=np.int64)
+        leaf_node = np.zeros(b * lpt, dtype=np.int64)
+        pn = np.zeros((b * lpt, MAX_DEPTH), dtype=np.int64)
+        pe = np.zeros((b * lpt, MAX_DEPTH), dtype=np.int64)
+        pg, pd, ps = (np.zeros(b * lpt, dtype=np.int64) for _ in range(3))
+        counts = np.zeros(3, dtype=np.int64)
+        budget = np.full(b, self.simulations if self.seconds is None else 2**62, dtype=np.int64)
+        deadline = None if self.seconds is None else self._clock() + self.seconds
+        while True:
+            hdr, nodes, edges = f.rows(b)
+            if not _net.room(hdr, nodes[0].shape[1], lpt + 2):
+                f.grow(nodes=True)
+                hdr, nodes, edges = f.rows(b)
+            _net.select_leaves(RA, tb, hdr, nodes, edges, budget, lpt, self.c_puct, LA, leaf_game,
+                               leaf_node, pn, pe, pg, pd, ps, counts, w.info, w.scratch)
+            nl, npaths, started = (int(x) for x in counts)
+            if nl:
+                priors, values = self.evaluator.evaluate(engine, L if nl == len(L) else L.take(np.arange(nl)))
+                s = 0
+                while True:
+                    s = _net.expand_leaves(LA, tb, hdr, nodes, edges, leaf_game, leaf_node, nl, s,
+                                           priors, values, pn, pe, pg, pd, ps, npaths, w.acts)
+                    if s == nl:
+                        break
+                    f.grow(edges=True)
+                    hdr, nodes, edges = f.rows(b)
+            for g in fresh:     # roots just expanded: their moves checked, an only move played
+                tree = f.tree(g)
+                load_rows(arrays, g, w.W, LOAD_ROWS)
+                _m.check_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers)
+            fresh = []
+            roots = hdr[:, _m.H_ROOT]
+            budget[nodes[1][np.arange(b), roots] == 1] = 0
+            if not (nl or started):
+                break
+            if deadline is not None and self._clock() >= deadline:
+                break
+        out = np.empty(b, dtype=np.int64)
+        for g in range(b):
+            tree = f.tree(g)
+            out[g] = _m.best_action(tree.hdr, tree.nodes, tree.edges)
+        self.last_simulations = f.hdr[:b, _m.H_SIMS].copy()
+        return out
+
+
+def _evaluator_from_flags(rollout: str, prior: str, max_turns: int | None,
+                          rollouts: int | None) -> Evaluator:
+    """The evaluator that the old ``rollout``/``prior`` flags (and spec parts) name."""
+    if rollout not in _ROLLOUTS:
+        raise ValueError(f"rollout must be one of {_ROLLOUTS}, got {rollout!r}")
+    if prior not in _PRIORS:
+        raise ValueError(f"prior must be one of {_PRIORS}, got {prior!r}")
+    if rollout == "none":
+        if prior == "uniform":
+            raise ValueError("prior='uniform' needs rollouts (rollout='random' or 'greedy')")
+        return GreedyEvaluator()
+    return RolloutEvaluator(playout=rollout, prior=prior, rollouts=rollouts or 1,
+                            max_turns=max_turns or 40)
+
 
 def spec_name(simulations: int, rollout: str = "none", prior: str = "greedy",
-              seconds: float | None = None) -> str:
-    """The ``make_agent`` spec of an MCTS configuration: ``mcts:N[:ROLLOUT[:PRIOR]]`` or ``mcts:Ts``."""
+              seconds: float | None = None, policy: str | None = None) -> str:
+    """The ``make_agent`` spec of an MCTS configuration: ``mcts:N[:ROLLOUT[:PRIOR]]``,
+    ``mcts:N:policy:PATH``, with ``Ts`` for ``N`` under a time budget."""
     name = f"mcts:{seconds:g}s" if seconds is not None else f"mcts:{simulations}"
+    if policy is not None:
+        return f"{name}:policy:{policy}"
     if prior != "greedy":
         return f"{name}:{rollout}:{prior}"
     return name if rollout == "none" else f"{name}:{rollout}"
@@ -250,10 +465,29 @@ def parse_spec(arg: str | None) -> tuple[int, float | None, str, str]:
     return sims, seconds, rollout, prior
 
 
+def _split_policy(arg: str | None) -> tuple[str | None, str | None]:
+    """``N:policy:PATH`` → (``N``, ``PATH``); anything else → (arg, None). The path is the whole
+    rest of the spec (it may hold colons)."""
+    if not arg:
+        return arg, None
+    if arg.startswith("policy:"):
+        return None, arg[len("policy:"):]
+    head, sep, path = arg.partition(":policy:")
+    return (head, path) if sep else (arg, None)
+
+
 def _factory(arg, seed=None, **kw):
-    """``mcts[:N[:ROLLOUT[:PRIOR]]]`` or ``mcts:Ts``: ``mcts:64``, ``mcts:1s``, ``mcts:64:random:uniform``."""
-    sims, seconds, rollout, prior = parse_spec(arg)
-    return MCTSAgent(simulations=sims, seconds=seconds, rollout=rollout, prior=prior, seed=seed, **kw)
+    """``mcts[:N[:ROLLOUT[:PRIOR]]]``, ``mcts:N:policy:PATH``, with ``Ts`` for ``N``:
+    ``mcts:64``, ``mcts:1s``, ``mcts:64:random:uniform``, ``mcts:64:policy:model.zip``."""
+    head, path = _split_policy(arg)
+    sims, seconds, rollout, prior = parse_spec(head)
+    if path is None:
+        return MCTSAgent(simulations=sims, seconds=seconds, rollout=rollout, prior=prior, seed=seed, **kw)
+    if rollout != "none" or prior != "greedy":
+        raise AgentSpecError(f"mcts:N:policy:PATH takes no rollout or prior, got 'mcts:{arg}'")
+    if not path.strip():
+        raise AgentSpecError(f"mcts:N:policy:PATH needs a model path, got 'mcts:{arg}'")
+    return MCTSAgent(simulations=sims, seconds=seconds, evaluator=NetworkEvaluator(path), seed=seed, **kw)
 
 
 register_agent("mcts", _factory)

@@ -58,9 +58,9 @@ def _agents_check(value: Mapping) -> str | None:
         except AgentSpecError as err:
             if str(err).startswith("unknown agent"):
                 return (f"agent {name!r}: unknown kind {spec.partition(':')[0]!r} "
-                        f"(random, greedy, mcts:N[:ROLLOUT[:PRIOR]], policy:PATH)")
+                        f"(random, greedy, mcts:N[:ROLLOUT[:PRIOR]], mcts:N:policy:PATH, policy:PATH)")
             return f"agent {name!r}: {err}"
-        if kind == "mcts":   # cheap to build: let the factory judge N:ROLLOUT:PRIOR
+        if kind == "mcts":   # let the factory judge N:ROLLOUT:PRIOR (and load a network's model)
             try:
                 make_agent(spec)
             except ValueError as err:
@@ -72,7 +72,8 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
     "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)",
                          lambda v: None if v in VARIANTS else f"unknown variant {v!r}; one of {', '.join(VARIANTS)}"),
     "agents": FieldSpec((dict,), True, None,
-                        "players: name -> agent spec (random | greedy | mcts:N[:ROLLOUT[:PRIOR]] | policy:PATH)",
+                        "players: name -> agent spec (random | greedy | mcts:N[:ROLLOUT[:PRIOR]] | "
+                        "mcts:N:policy:PATH | policy:PATH)",
                         _agents_check),
     "games_per_pair": FieldSpec((int,), True, None,
                                 "games per pair of agents, half with each agent attacking (even, >= 2)",

@@ -1,8 +1,11 @@
 """Agent throughput per variant: random-vs-random and greedy-vs-greedy games per second at full batch
 (B games in one batch, both sides played by the agent, finished games restarted in place), and MCTS
 simulations per second (one ``act`` call on a batch of games from the start position), for the
-default MCTS (``mcts:N``: greedy priors and leaf values, a greedy scoring of every expanded node)
-and for plain UCT with random rollouts (``mcts:N:random:uniform``).
+default MCTS (``mcts:N``: greedy priors and leaf values, a greedy scoring of every expanded node),
+for plain UCT with random rollouts (``mcts:N:random:uniform``), for greedy priors with random
+rollouts (``mcts:N:random``) and for the network evaluator (``mcts:N:policy:PATH`` with the
+variant's shipped model ``results/training/VARIANT/model.zip``, where there is one; torch on
+``--net-threads`` threads).
 
     python benchmarks/bench_agents.py                         # all variants, B=256, ~3 s per cell
     python benchmarks/bench_agents.py --variants legacy_ard_ri --batch 64 --seconds 1
@@ -29,9 +32,11 @@ from tafl_env.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents import make_agent  # noqa: E402
+from agents.evaluators import NetworkEvaluator  # noqa: E402
 from agents.mcts import MCTSAgent  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+MODELS = HERE.parent / "results" / "training"
 DEFAULT_OUT = HERE / "RESULTS.md"
 
 
@@ -62,12 +67,13 @@ def selfplay(variant: str, spec: str, batch: int, seconds: float, seed: int = 0)
 
 
 def mcts_rate(variant: str, batch: int, simulations: int, seed: int = 0, rollout: str = "none",
-              prior: str = "greedy", midgame: int = 0) -> dict:
+              prior: str = "greedy", midgame: int = 0, evaluator=None) -> dict:
     """Simulations per second of one act() (after a warm-up act on another position);
-    ``midgame``: start from the position after that many random actions."""
+    ``midgame``: start from the position after that many random actions. ``evaluator`` replaces
+    ``rollout``/``prior``."""
     eng = Engine(make_rules(variant))
-    agent = MCTSAgent(simulations=simulations, rollout=rollout, prior=prior, seed=seed,
-                      **({} if rollout != "none" else {"reuse": False}))
+    flags = {"evaluator": evaluator} if evaluator is not None else {"rollout": rollout, "prior": prior}
+    agent = MCTSAgent(simulations=simulations, seed=seed, reuse=False, **flags)
     st = eng.initial_state(batch)
     rng = np.random.default_rng(seed)
     for _ in range(midgame):
@@ -113,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="timed seconds per greedy cell (default: --seconds); greedy games are long")
     p.add_argument("--mcts-batch", type=int, default=8, help="games per MCTS call (default 8)")
     p.add_argument("--simulations", type=int, default=64, help="MCTS simulations per game (default 64)")
+    p.add_argument("--net-threads", type=int, default=1,
+                   help="torch threads of the network evaluator (default 1)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--write", action="store_true", help=f"append a dated section to {DEFAULT_OUT.name}")
     p.add_argument("--out", type=Path, default=None, help="append to this file instead (implies --write)")
@@ -128,20 +136,27 @@ def main(argv: list[str] | None = None) -> int:
                      args.seed)
         m = mcts_rate(v, args.mcts_batch, args.simulations, args.seed)
         u = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random", prior="uniform")
+        rg = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random")
+        model = MODELS / v / "model.zip"
+        nt = (mcts_rate(v, args.mcts_batch, args.simulations, args.seed,
+                        evaluator=NetworkEvaluator(model, threads=args.net_threads))
+              if model.is_file() else {"sims_per_s": float("nan")})
         sg = single_game(v, "greedy", args.seconds, args.seed)
         sm = mcts_rate(v, 1, 10 * args.simulations, args.seed, midgame=60)
-        rows.append((v, r, g, m, u))
+        rows.append((v, r, g, m, u, rg, nt))
         single.append(f"| {v} | {sg['moves_per_s']:,.0f} | {sm['sims_per_s']:,.0f} |")
         print(f"  {v}: random {r['games_per_s']:.1f} games/s, greedy {g['games_per_s']:.2f} games/s "
               f"({g['worst_step_s']:.2f} s worst step), mcts {m['sims_per_s']:.0f} sims/s, "
-              f"uct {u['sims_per_s']:.0f} sims/s", file=sys.stderr, flush=True)
+              f"uct {u['sims_per_s']:.0f} sims/s, random rollouts {rg['sims_per_s']:.0f} sims/s, "
+              f"network {nt['sims_per_s']:.0f} sims/s", file=sys.stderr, flush=True)
     head = ("| variant | random games/s | random moves/s | greedy games/s | greedy moves/s "
-            "| greedy worst step (s) | MCTS sims/s (greedy priors) | UCT sims/s (random rollouts) |")
-    lines = [head, "|---|" + "---:|" * 7]
-    for v, r, g, m, u in rows:
+            "| greedy worst step (s) | MCTS sims/s (greedy priors) | UCT sims/s (random rollouts) "
+            "| MCTS sims/s (greedy priors, random rollouts) | MCTS sims/s (network) |")
+    lines = [head, "|---|" + "---:|" * 9]
+    for v, r, g, m, u, rg, nt in rows:
         lines.append(f"| {v} | {r['games_per_s']:,.1f} | {r['moves_per_s']:,.0f} | {g['games_per_s']:,.2f} "
                      f"| {g['moves_per_s']:,.0f} | {g['worst_step_s']:.2f} | {m['sims_per_s']:,.0f} "
-                     f"| {u['sims_per_s']:,.0f} |")
+                     f"| {u['sims_per_s']:,.0f} | {rg['sims_per_s']:,.0f} | {nt['sims_per_s']:,.0f} |")
     table = "\n".join(lines) + "\n\n" + "\n".join(single)
     print(table)
     if args.write or args.out is not None:
@@ -153,8 +168,11 @@ def main(argv: list[str] | None = None) -> int:
                  *((f"run at nice {os.nice(0)} while other jobs used the cores: wall-clock rates are "
                     "lower bounds",) if os.nice(0) > 0 else ()),
                  f"MCTS: one act() on {args.mcts_batch} start positions, {args.simulations} simulations "
-                 "each, 8 leaves per tree per round; `mcts:N` (greedy priors and leaf values, no rollout) "
-                 "and `mcts:N:random:uniform` (UCT, random rollouts of at most 40 actions)")
+                 "each, trees not reused; `mcts:N` (greedy priors and leaf values, no rollout), "
+                 "`mcts:N:random:uniform` (UCT, random rollouts of at most 40 actions), `mcts:N:random` "
+                 "(greedy priors, random rollouts) and `mcts:N:policy:PATH` (the variant's shipped "
+                 f"model, 8 leaves per tree per forward pass, torch on {args.net_threads} thread(s); "
+                 "nan: no model)")
         append_section(args.out or DEFAULT_OUT, "Agents: self-play and MCTS throughput", info,
                        command.strip(), table, notes)
     return 0

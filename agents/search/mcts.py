@@ -5,7 +5,12 @@ algorithm).
 
 A tree is a set of arrays (``Tree``): nodes (first edge, edge count, visits, value, proof, side to
 move, position key and turn, terminal value) and edges (action, prior, child, visits, value sum,
-lost). ``hdr`` holds the node count, the edge count and the root. Tree reuse re-roots the tree at
+lost). ``hdr`` holds the node count, the edge count, the root, the simulations of this call and
+the root whose moves :func:`check_root` classified.
+
+The evaluator is chosen by ``cfg`` (``C_*`` entries): priors from the greedy scoring or uniform,
+leaf values from the greedy scoring or from playouts (random or greedy moves) on a work row, PUCT
+or UCT selection. The network evaluator's batched search lives in :mod:`.netsearch`. Tree reuse re-roots the tree at
 the node of the new position (found by key and turn below the old root); the nodes outside the
 kept subtree stay in the arrays until the tree is cleared, so a kept subtree keeps every count.
 """
@@ -20,14 +25,26 @@ from tafl_env.engine._jit import helper, kernel, leaf
 from tafl_env.engine.state import RUNNING
 from tafl_env.engine.tables import P_BERSERK
 
-from .greedy import score_node
-from tafl_env.engine.rows import (I_HIST, I_KEY, I_REASON, I_TO_MOVE, I_TURN, I_WINNER, copy_light, copy_seen,
-                   step_row)
+from tafl_env.engine.movegen import random_action
+from tafl_env.engine.rows import (I_CHAIN, I_HIST, I_KEY, I_MOVES, I_PIECES, I_REASON, I_TO_MOVE,
+                                  I_TURN, I_WINNER, copy_light, copy_seen, list_actions, step_row)
+from tafl_env.engine.step import next_random
+
+from .greedy import evaluate, pick_best, score_node
 from .tables import LOSS, UNSAFE, WIN
 
-H_NODES, H_EDGES, H_ROOT, H_SIMS = range(4)
+H_NODES, H_EDGES, H_ROOT, H_SIMS, H_CHECKED = range(5)
+HDR_SIZE = 5
 OK, FULL = 0, 1
 W_CAPTURE_VALUE = 1.0
+
+# cfg: the evaluator and the selection rule, one int64 array per agent
+C_PRIOR, C_LEAF, C_SELECT, C_PLAYOUT, C_ROLLOUTS, C_MAX_TURNS, CFG_SIZE = range(7)
+PRIOR_GREEDY, PRIOR_UNIFORM = 0, 1
+LEAF_GREEDY, LEAF_PLAYOUT = 0, 1
+SELECT_PUCT, SELECT_UCT = 0, 1
+PLAYOUT_RANDOM, PLAYOUT_GREEDY = 0, 1
+PLAYOUT_ROW = 2   # the work row a playout runs on (row 1 keeps the leaf)
 
 
 @leaf
@@ -127,6 +144,111 @@ def _expand(S, tb, at, row, node, hdr, nodes, edges, bufs, e0, value_scale, temp
         n_value[node] = math.tanh((best_strength - e0s) / value_scale)
 
 
+@helper
+def expand_uniform(S, tb, row, node, hdr, nodes, edges, acts):
+    """Fill ``node``'s edges with row ``row``'s legal moves, all of the same prior (nothing
+    scored: no proof, the value is left to the caller)."""
+    n_first, n_count = nodes[0], nodes[1]
+    e_action, e_prior, e_child, e_n, e_w, e_lost = edges
+    n = list_actions(S, tb, row, acts)
+    base = hdr[H_EDGES]
+    hdr[H_EDGES] = base + n
+    n_first[node] = base
+    n_count[node] = n
+    for i in range(n):
+        e = base + i
+        e_action[e] = acts[i]
+        e_prior[e] = 1.0 / n
+        e_child[e] = -1
+        e_n[e] = 0
+        e_w[e] = 0.0
+        e_lost[e] = 0
+
+
+@helper
+def classify(tb, node, nodes, edges, acts, scores, n):
+    """Mark ``node``'s edges with the greedy scores of its moves (``acts[:n]``/``scores[:n]``, in
+    any order): wins prove the node (the priors go to the winning moves), moves that lose at once
+    and, outside Berserk, unsafe moves are lost (in Berserk: one virtual losing visit), a node
+    whose every edge is lost is lost. Priors and values are otherwise the evaluator's."""
+    n_first, n_count, n_value, n_proven = nodes[0], nodes[1], nodes[3], nodes[4]
+    e_action, e_prior, e_n, e_w, e_lost = edges[0], edges[1], edges[3], edges[4], edges[5]
+    base = n_first[node]
+    cnt = n_count[node]
+    berserk = tb.params[P_BERSERK] != 0
+    wins = 0
+    for i in range(n):
+        if scores[i] >= WIN / 2:
+            wins += 1
+    for i in range(n):
+        e = base
+        for j in range(cnt):
+            if e_action[base + j] == acts[i]:
+                e = base + j
+                break
+        sc = scores[i]
+        if wins:
+            e_prior[e] = 1.0 / wins if sc >= WIN / 2 else 0.0
+        elif sc <= LOSS / 2:
+            e_lost[e] = 1
+        elif sc <= UNSAFE / 2:
+            if berserk:
+                e_n[e] += 1
+                e_w[e] -= 1.0
+            else:
+                e_lost[e] = 1
+    if wins:
+        n_proven[node] = 1
+        n_value[node] = 1.0
+        return
+    for j in range(cnt):
+        if e_lost[base + j] == 0:
+            return
+    n_proven[node] = -1
+    n_value[node] = -1.0
+
+
+@helper
+def playouts(S, tb, at, cfg, rng, bufs, side, e0, value_scale):
+    """The mean result of ``cfg[C_ROLLOUTS]`` playouts from the leaf in row 1 for ``side``: at
+    most ``cfg[C_MAX_TURNS]`` actions each (random, or the greedy agent's choice), on row
+    ``PLAYOUT_ROW``; a finished game is worth +1/-1 (a draw 0), an unfinished one the static
+    value ``tanh((E_side - E0_side) / value_scale)`` of its last position."""
+    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen = bufs
+    p = PLAYOUT_ROW
+    t0 = S[I_TURN][0]
+    for t in range(t0, S[I_TURN][1] + 1):     # the path's history, for repetition
+        S[I_HIST][p, t] = S[I_HIST][1, t]
+    total = 0.0
+    for _ in range(cfg[C_ROLLOUTS]):
+        copy_light(S, 1, p)
+        copy_seen(S, 1, p)
+        for _ in range(cfg[C_MAX_TURNS]):
+            if S[I_REASON][p] != RUNNING:
+                break
+            if cfg[C_PLAYOUT] == PLAYOUT_GREEDY:
+                copy_seen(S, p, p + 1)
+                for t in range(t0, S[I_TURN][p] + 1):
+                    S[I_HIST][p + 1, t] = S[I_HIST][p, t]
+                    S[I_HIST][p + 2, t] = S[I_HIST][p, t]
+                n = score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt,
+                               cidx, rw, stamp, gen)
+                a = acts[pick_best(scores, n, rng)]
+            else:
+                a = random_action(S[I_TO_MOVE], S[I_CHAIN], S[I_PIECES], S[I_MOVES], tb, p,
+                                  next_random(rng, 0))
+            step_row(S, tb, p, a, info, scratch)
+        if S[I_REASON][p] != RUNNING:
+            w = S[I_WINNER][p]
+            total += 0.0 if w == 2 else (1.0 if w == side else -1.0)
+        else:
+            e = evaluate(S, tb, at, p, stamp, gen)
+            es = e if side == 1 else -e
+            e0s = e0 if side == 1 else -e0
+            total += math.tanh((es - e0s) / value_scale)
+    return total / cfg[C_ROLLOUTS]
+
+
 @leaf
 def _known(nodes, x, side):
     """The exact value of node x for ``side`` (2.0: not known)."""
@@ -166,12 +288,49 @@ def _pick_edge(node, nodes, edges, c_puct):
     return choice
 
 
+@helper
+def _pick_uct(node, nodes, edges, c_uct, rng):
+    """UCB1: an unvisited edge first (uniformly at random), else the highest
+    ``Q + c_uct * sqrt(ln N / n)``; lost edges only when every edge is lost."""
+    n_first, n_count, n_visits = nodes[0], nodes[1], nodes[2]
+    e_n, e_w, e_lost = edges[3], edges[4], edges[5]
+    base = n_first[node]
+    cnt = n_count[node]
+    all_lost = True
+    for i in range(cnt):
+        if e_lost[base + i] == 0:
+            all_lost = False
+            break
+    fresh = 0
+    choice = base
+    for i in range(cnt):
+        e = base + i
+        if e_n[e] == 0 and (all_lost or not e_lost[e]):
+            fresh += 1
+            if next_random(rng, 0) * fresh < 1.0:
+                choice = e
+    if fresh:
+        return choice
+    log_n = math.log(max(n_visits[node], 1))
+    best = -np.inf
+    for i in range(cnt):
+        e = base + i
+        if e_lost[e] and not all_lost:
+            continue
+        u = e_w[e] / e_n[e] + c_uct * math.sqrt(log_n / e_n[e])
+        if u > best:
+            best = u
+            choice = e
+    return choice
+
+
 @kernel
 def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value_scale,
-           temperature, c_puct, bufs):
+           temperature, c_puct, bufs, cfg, c_uct, rng):
     """Run ``sims`` simulations of the tree in ``hdr``/``nodes``/``edges`` from the position in
-    row 0 of ``S`` (rows 1 ... are the path's row and the scoring's scratch). Returns OK, or FULL
-    when the arrays have no room for another expansion (nothing half-done)."""
+    row 0 of ``S`` (rows 1 ... are the path's row, the playout's and the scoring's scratch), with
+    the evaluator and selection of ``cfg``. Returns OK, or FULL when the arrays have no room for
+    another expansion (nothing half-done)."""
     n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term = nodes
     e_action, e_prior, e_child, e_n, e_w, e_lost = edges
     max_depth = path_nodes.shape[0]
@@ -191,8 +350,12 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
         leaf_node = -1
         value = 0.0
         vside = 0
+        fresh_value = 2.0   # a new leaf's playout value (2.0: the node's own value)
         while True:
-            e = _pick_edge(node, nodes, edges, c_puct)
+            if cfg[C_SELECT] == SELECT_UCT:
+                e = _pick_uct(node, nodes, edges, c_uct, rng)
+            else:
+                e = _pick_edge(node, nodes, edges, c_puct)
             path_nodes[depth] = node
             path_edges[depth] = e
             depth += 1
@@ -208,8 +371,16 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
                     n_term[child] = 1
                     n_value[child] = 0.0 if w == 2 else (1.0 if w == n_side[child] else -1.0)
                 else:
-                    _expand(S, tb, at, 1, child, hdr, nodes, edges, bufs, e0, value_scale,
-                            temperature)
+                    if cfg[C_PRIOR] == PRIOR_GREEDY:
+                        _expand(S, tb, at, 1, child, hdr, nodes, edges, bufs, e0, value_scale,
+                                temperature)
+                    else:
+                        expand_uniform(S, tb, 1, child, hdr, nodes, edges, bufs[0])
+                    if cfg[C_LEAF] == LEAF_PLAYOUT and n_proven[child] == 0:
+                        fresh_value = playouts(S, tb, at, cfg, rng, bufs, n_side[child], e0,
+                                               value_scale)
+                        if cfg[C_PRIOR] != PRIOR_GREEDY:
+                            n_value[child] = fresh_value   # first-play value of its edges
                 leaf_node = child
                 break
             step_row(S, tb, 1, e_action[e], info_of(bufs), scratch_of(bufs))
@@ -217,7 +388,7 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
             if n_term[node] or n_proven[node] != 0 or depth >= max_depth:
                 leaf_node = node
                 break
-        value = n_value[leaf_node]
+        value = n_value[leaf_node] if fresh_value == 2.0 else fresh_value
         vside = n_side[leaf_node]
         hdr[H_SIMS] += 1
         # backup
@@ -251,6 +422,33 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
     return OK
 
 
+@helper
+def prove_up(nodes, edges, path_nodes, path_edges, depth):
+    """Push proofs up a path (as in :func:`search`): a winning edge proves its node won, a node
+    whose every edge is lost is lost."""
+    n_first, n_count, n_proven, n_side = nodes[0], nodes[1], nodes[4], nodes[5]
+    e_child, e_lost = edges[2], edges[5]
+    for i in range(depth - 1, -1, -1):
+        x = path_nodes[i]
+        e = path_edges[i]
+        v = _known(nodes, e_child[e], n_side[x])
+        if v == 2.0 or v == 0.0:
+            break
+        if v > 0:
+            n_proven[x] = 1
+        else:
+            e_lost[e] = 1
+            base = n_first[x]
+            all_lost = True
+            for j in range(n_count[x]):
+                if e_lost[base + j] == 0:
+                    all_lost = False
+                    break
+            if not all_lost:
+                break
+            n_proven[x] = -1
+
+
 @leaf
 def info_of(bufs):
     return bufs[4]
@@ -262,15 +460,36 @@ def scratch_of(bufs):
 
 
 @kernel
-def expand_root(S, tb, at, hdr, nodes, edges, bufs, e0, value_scale, temperature):
-    """A fresh tree: its root is the position in row 0 (expanded with row 0 as its row)."""
+def expand_root(S, tb, at, hdr, nodes, edges, bufs, e0, value_scale, temperature, prior):
+    """A fresh tree: its root is the position in row 0 (expanded with row 0 as its row, with the
+    greedy scoring or uniform priors); -1 for ``prior`` leaves it unexpanded (a network
+    evaluator expands it)."""
     hdr[H_NODES] = 0
     hdr[H_EDGES] = 0
     hdr[H_SIMS] = 0
+    hdr[H_CHECKED] = -1
     root = _new_node(hdr, nodes[0], nodes[1], nodes[2], nodes[3], nodes[4], nodes[5], nodes[6],
                      nodes[7], nodes[8], S[I_TO_MOVE][0], S[I_KEY][0], S[I_TURN][0])
     hdr[H_ROOT] = root
-    _expand(S, tb, at, 0, root, hdr, nodes, edges, bufs, e0, value_scale, temperature)
+    if prior == PRIOR_GREEDY:
+        _expand(S, tb, at, 0, root, hdr, nodes, edges, bufs, e0, value_scale, temperature)
+        hdr[H_CHECKED] = root
+    elif prior == PRIOR_UNIFORM:
+        expand_uniform(S, tb, 0, root, hdr, nodes, edges, bufs[0])
+
+
+@kernel
+def check_root(S, tb, at, hdr, nodes, edges, bufs):
+    """Classify the root's moves (the position in row 0, expanded) with the greedy scoring's
+    exact check: :func:`classify`. Every evaluator's root gets it once, so that a win in one is
+    taken and a loss in one avoided whatever the priors."""
+    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen = bufs
+    root = hdr[H_ROOT]
+    hdr[H_CHECKED] = root
+    copy_seen(S, 0, 1)
+    n = score_node(S, tb, at, 0, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
+                   stamp, gen)
+    classify(tb, root, nodes, edges, acts, scores, n)
 
 
 @kernel
