@@ -50,7 +50,10 @@ subtree. ``reuse=False`` starts afresh each move.
 
 **Budget.** ``simulations`` per move (``mcts:256``), or ``seconds`` per move (``mcts:1s``,
 ``mcts:0.25s``): simulations run in chunks (network: rounds) until the time is up (the first
-always runs).
+always runs). The time is per move of each game, as a player's clock counts it: a call on a batch
+of B games takes about B times ``seconds`` (the network search, which searches all trees at once,
+has B times ``seconds`` for the batch), so a time budget means the same in a tournament's batched
+games as in one game.
 
 **The move played**: a winning move if the root is proven won, else the most visited edge that is
 not a proven loss (ties: higher mean value, then higher prior).
@@ -170,7 +173,7 @@ class MCTSAgent(Agent):
         evaluator: :class:`~agents.evaluators.GreedyEvaluator` (default),
             :class:`~agents.evaluators.RolloutEvaluator` or
             :class:`~agents.evaluators.NetworkEvaluator`.
-        seconds: time per move (all games of the batch share it).
+        seconds: time per move of each game (a batch of B games takes about B times as long).
         selection: ``"puct"`` or ``"uct"`` (UCB1, unvisited moves first); default UCT for uniform
             priors, PUCT otherwise.
         c_puct, c_uct: the selections' exploration constants.
@@ -286,7 +289,6 @@ class MCTSAgent(Agent):
         b = len(state)
         out = np.empty(b, dtype=np.int64)
         sims = np.zeros(b, dtype=np.int64)
-        deadline = None if self.seconds is None else self._clock() + self.seconds
         arrays = state.arrays()
         prior = self._cfg[_m.C_PRIOR]
         for g in range(b):
@@ -310,10 +312,10 @@ class MCTSAgent(Agent):
             tree.hdr[_m.H_SIMS] = 0
             root = tree.hdr[_m.H_ROOT]
             if not (tree.nodes[4][root] != 0 or tree.nodes[1][root] == 1):
-                if deadline is None:
+                if self.seconds is None:
                     self._run(w, tree, tb, at, e0, self.simulations)
                 else:
-                    end = self._clock() + (deadline - self._clock()) / (b - g)
+                    end = self._clock() + self.seconds
                     while True:
                         self._run(w, tree, tb, at, e0, CHUNK)
                         if self._clock() >= end or tree.nodes[4][tree.hdr[_m.H_ROOT]] != 0:
@@ -378,7 +380,7 @@ class MCTSAgent(Agent):
         pg, pd, ps = (np.zeros(b * lpt, dtype=np.int64) for _ in range(3))
         counts = np.zeros(3, dtype=np.int64)
         budget = np.full(b, self.simulations if self.seconds is None else 2**62, dtype=np.int64)
-        deadline = None if self.seconds is None else self._clock() + self.seconds
+        deadline = None if self.seconds is None else self._clock() + self.seconds * b
         while True:
             hdr, nodes, edges = f.rows(b)
             if not _net.room(hdr, nodes[0].shape[1], lpt + 2):

@@ -3,7 +3,6 @@ tree reuse; the network evaluator's batching, determinism, specs and shipped mod
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -70,18 +69,6 @@ def test_mcts_blocks_a_loss_in_one():
         assert int(mcts.act(eng, st)[0]) in safe
         checked += 1
     assert checked >= 3
-
-
-def test_mcts_keeps_its_time_budget():
-    eng = Engine(make_rules("historical_tablut"))
-    agent = make_agent("mcts:0.2s", seed=0)
-    st = eng.initial_state(1)
-    agent.act(eng, st)   # compile
-    t0 = time.perf_counter()
-    agent.act(eng, st)
-    dt = time.perf_counter() - t0
-    assert 0.15 < dt < 0.35
-    assert agent.last_simulations[0] > 50
 
 
 def test_tree_reuse_keeps_the_subtree_counts():
@@ -217,16 +204,17 @@ class _FakeClock:
 
 @pytest.mark.parametrize("kind", EVALUATORS)
 def test_every_evaluator_keeps_its_time_budget(kind, request):
-    """The search stops at the first check past the deadline (a fake clock: no timing here)."""
+    """The search stops at the first check past the deadline, which is ``seconds`` per move of
+    each game (a fake clock: no timing here)."""
     eng = Engine(make_rules("historical_tablut"))
     agent = _agent(kind, 1, _needs(kind, request), seconds=0.1)
     agent._clock = clock = _FakeClock(0.01)
     st = eng.initial_state(2)
     agent.act(eng, st)
     assert (agent.last_simulations > 0).all()
-    assert clock.t <= 0.1 + 3 * 0.01 + 1e-9      # no check past the deadline but the last
+    assert 2 * 0.1 <= clock.t <= 2 * (0.1 + 3 * 0.01) + 1e-9   # each game its 0.1 s, no more
     per_check = 8 if kind == "network" else 32    # leaves per tree and round / chunk size
-    assert agent.last_simulations.max() <= 12 * per_check
+    assert agent.last_simulations.max() <= 2 * 12 * per_check   # network: both games in every round
 
 
 @pytest.mark.parametrize("kind", EVALUATORS)
@@ -345,14 +333,14 @@ def test_network_spec_and_bad_specs(tiny_model, tmp_path):
         m.act(eng, eng.initial_state(1))          # a Tablut model refuses another game at once
 
 
-SHIPPED = sorted(str(p) for p in Path(__file__).parents[1].glob("results/training/*/model.zip"))
+SHIPPED = sorted(p.stem for p in (Path(__file__).parents[1] / "agents" / "pretrained").glob("*.zip"))
 
 
-@pytest.mark.parametrize("path", SHIPPED)
-def test_shipped_models_load_as_evaluators(path):
+@pytest.mark.parametrize("variant", SHIPPED)
+def test_shipped_models_load_as_evaluators(variant):
     pytest.importorskip("sb3_contrib")
-    agent = make_agent(f"mcts:8:policy:{path}", seed=0)
-    variant = agent.evaluator.agent.info["variant"]
+    agent = make_agent(f"mcts:8:policy:{variant}", seed=0)   # the shipped model of the variant
+    assert agent.evaluator.agent.info["variant"] == variant
     eng = Engine(make_rules(variant))
     st = eng.initial_state(2)
     assert eng.check_legal(st, agent.act(eng, st)).all()

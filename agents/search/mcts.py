@@ -25,7 +25,7 @@ from tafl_env.engine._jit import helper, kernel, leaf
 from tafl_env.engine.state import RUNNING
 from tafl_env.engine.tables import P_BERSERK
 
-from tafl_env.engine.movegen import random_action
+from tafl_env.engine.movegen import random_move
 from tafl_env.engine.rows import (I_CHAIN, I_HIST, I_KEY, I_MOVES, I_PIECES, I_REASON, I_TO_MOVE,
                                   I_TURN, I_WINNER, copy_light, copy_seen, list_actions, step_row)
 from tafl_env.engine.step import next_random
@@ -235,8 +235,8 @@ def playouts(S, tb, at, cfg, rng, bufs, side, e0, value_scale):
                                cidx, rw, stamp, gen)
                 a = acts[pick_best(scores, n, rng)]
             else:
-                a = random_action(S[I_TO_MOVE], S[I_CHAIN], S[I_PIECES], S[I_MOVES], tb, p,
-                                  next_random(rng, 0))
+                a = random_move(S[I_TO_MOVE], S[I_CHAIN], S[I_PIECES], S[I_MOVES], tb, p,
+                                next_random(rng, 0))[0]
             step_row(S, tb, p, a, info, scratch)
         if S[I_REASON][p] != RUNNING:
             w = S[I_WINNER][p]
