@@ -131,7 +131,8 @@ def _load_builtin_agents() -> None:
     """Import the agent modules that register themselves (kept lazy: torch only when needed)."""
     import importlib
 
-    for module in ("agents.random_agent", "agents.greedy", "agents.mcts", "agents.policy"):
+    for module in ("agents.random_agent", "agents.greedy", "agents.mcts", "agents.policy",
+                   "agents.legacy_mcts"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:  # a module not written yet, or an optional dependency
