@@ -520,8 +520,14 @@ def test_shipped_configs_load_and_document_every_field(variant):
     assert cfg["variant"] == variant
     specs = list(cfg["agents"].values())
     assert "random" in specs and "greedy" in specs
-    budgets = sorted(int(s.split(":")[1]) for s in specs if s.startswith("mcts:"))
-    assert len(budgets) == 2 and budgets[0] < budgets[1]
+    budgets = [int(s.split(":")[1]) for s in specs if s.split(":")[0] == "mcts" and s.count(":") == 1
+               and s.split(":")[1].isdigit()]
+    assert len(budgets) >= 2 and budgets == sorted(set(budgets))   # a ladder of search budgets
+    from agents.pretrained import shipped_policies
+
+    if variant in shipped_policies():   # the shipped policy plays, alone and as MCTS evaluator
+        assert f"policy:{variant}" in specs
+        assert any(s.startswith("mcts:") and s.endswith(f":policy:{variant}") for s in specs)
     text = path.read_text()
     for key in TOURNAMENT_SCHEMA:  # every field appears, each after a comment
         assert f"\n{key}:" in text, key
