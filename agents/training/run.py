@@ -278,6 +278,7 @@ def train(config: Mapping[str, Any], *, out_dir: str | os.PathLike | None = None
         plot_learning_curve(out / "eval.csv", out / "learning_curve.png",
                             title=f"{cfg['variant']}: MaskablePPO self-play league (seed {cfg['seed']})")
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    model.logger.close()    # progress.csv and the event file: closed, not left to the garbage collector
     venv.close()
     return summary
 
