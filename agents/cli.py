@@ -35,6 +35,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise CommandError("--out needs a folder, got an empty string")
     overrides = {"seed": args.seed, "games_per_pair": args.games, "records": True if args.records else None}
     flags = {"seed": "--seed", "games_per_pair": "--games", "records": "--records"}
+    address = None
+    if args.ray is not None:
+        require("rllib", f"{PROG} eval --ray")
     try:
         config = select_agents(load_tournament_config(args.config, overrides, flags), args.agents)
         if args.out is None:
@@ -42,11 +45,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
         else:
             out = Path(config["output_dir"] if args.out is CONFIG_OUT else args.out)
         check_output_dir(out, keep_results=not args.overwrite)
+        if args.ray is not None:
+            from .rllib.cluster import check_address, resolve_address
+
+            address = resolve_address(args.ray or None)
+            if address is not None:
+                check_address(address)
         if not args.json:
             print(f"results will go to {out}", flush=True)
-        result = run_tournament(config, out_dir=out, progress=not args.no_progress)
+        if args.ray is not None:
+            from .rllib.tournament import run_tournament_ray
+
+            result = run_tournament_ray(config, out_dir=out, address=address, progress=not args.no_progress)
+        else:
+            result = run_tournament(config, out_dir=out, progress=not args.no_progress)
     except (ConfigError, AgentSpecError, OutputDirError) as exc:
         raise CommandError(str(exc)) from None
+    if "ray" in result:
+        print(f"games played as Ray tasks on {result['ray']['address']} ({result['ray']['cpus']:g} CPUs)")
     print(format_report(result))
     print(f"results written to {result['out_dir']}")
     if args.json:
@@ -276,6 +292,10 @@ def add_eval(sub) -> None:
     p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
     p.add_argument("--seed", type=int, help="base seed, instead of the config's seed (checked like it)")
     p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="play the games as Ray tasks (chunks of batch_size games per pairing leg; the same "
+                        "results as a local run): on the cluster at ADDRESS (HOST:PORT, ray://HOST:PORT or auto), "
+                        "else $RAY_ADDRESS, else a local Ray started for the command (needs the 'rllib' extra)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(p)
     p.set_defaults(func=cmd_eval)
