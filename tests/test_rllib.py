@@ -77,7 +77,7 @@ def _tafl(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Complete
 
 def _random_episode(env, rng, seed=None):
     obs, infos = env.reset(seed=seed)
-    movers, last = [], None
+    movers = []
     while True:
         (agent, o), = obs.items()
         assert o["action_mask"].any()
