@@ -289,3 +289,13 @@ def test_resume_of_another_variant_is_refused(trained):
 
     with pytest.raises(TrainSetupError, match="was trained on legacy_ard_ri; this game is historical_tablut"):
         check_rllib_resume(trained["summary"]["checkpoint"], make_rules("historical_tablut"))
+
+
+def test_shipped_configs_one_per_variant_validate():
+    from agents.config import read_yaml_config
+    from tafl_env import VARIANTS
+
+    paths = sorted((ROOT / "configs" / "rllib").glob("*.yaml"))
+    configs = {p.stem: validate_rllib_config(read_yaml_config(p), source=str(p)) for p in paths}
+    assert set(configs) == set(VARIANTS) and all(c["variant"] == k for k, c in configs.items())
+    assert all(c["backend"] == "rllib" for c in configs.values())
