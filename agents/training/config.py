@@ -33,8 +33,8 @@ def _opponents_check(v):
     if not v:
         return "needs at least one opponent"
     for x in v:
-        if x not in ("random", "greedy") and not (isinstance(x, str) and x.startswith(("mcts:", "policy:"))):
-            return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH)"
+        if x not in ("random", "greedy") and not (isinstance(x, str) and x.startswith(("mcts:", "policy:", "rllib:"))):
+            return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH, rllib:DIR)"
     return None
 
 
