@@ -184,6 +184,12 @@ def test_checkpoint_is_an_agent_that_plays_only_legal_moves(trained, spec):
     assert len(results) == 4
 
 
+def test_checkpoint_agent_from_a_relative_path(trained, monkeypatch):
+    monkeypatch.chdir(trained["out"].parent)
+    agent = make_agent(f"policy:{trained['out'].name}/final", seed=0)
+    assert agent.check_rules(make_rules("legacy_ard_ri")) is None
+
+
 def test_checkpoint_agent_refuses_another_variant(trained):
     agent = make_agent(f"rllib:{trained['out']}/final")
     with pytest.raises(AgentSpecError, match="7x7 board; historical_tablut is 9x9"):

@@ -100,7 +100,7 @@ class RLlibAgent(ModuleAgent):
         from ray.rllib.core.rl_module.rl_module import RLModule
 
         try:
-            module = RLModule.from_checkpoint(module_dir)
+            module = RLModule.from_checkpoint(str(module_dir.resolve()))   # pyarrow wants an absolute path
         except Exception as exc:
             raise AgentSpecError(f"RLlib checkpoint {path}: cannot load the module: "
                                  f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None
