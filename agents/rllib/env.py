@@ -29,8 +29,9 @@ unmasked random actions, while the masking module (:mod:`agents.rllib.module`) n
 
     >>> env = TaflMultiAgentEnv({"variant": "legacy_ard_ri", "league": {"greedy": 1.0}})
     >>> obs, infos = env.reset(seed=1)
-    >>> list(obs), infos[next(iter(obs))]["kind"]
-    (['attacker'], 'greedy')
+    >>> (agent, o), = obs.items()          # the learner's side only: greedy moves inside the env
+    >>> agent in ("attacker", "defender"), infos[agent]["kind"], o["observation"].shape
+    (True, 'greedy', (7, 7, 14))
 """
 
 from __future__ import annotations
