@@ -35,6 +35,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise CommandError("--out needs a folder, got an empty string")
     overrides = {"seed": args.seed, "games_per_pair": args.games, "records": True if args.records else None}
     flags = {"seed": "--seed", "games_per_pair": "--games", "records": "--records"}
+    address = None
+    if args.ray is not None:
+        require("rllib", f"{PROG} eval --ray")
     try:
         config = select_agents(load_tournament_config(args.config, overrides, flags), args.agents)
         if args.out is None:
@@ -42,11 +45,24 @@ def cmd_eval(args: argparse.Namespace) -> int:
         else:
             out = Path(config["output_dir"] if args.out is CONFIG_OUT else args.out)
         check_output_dir(out, keep_results=not args.overwrite)
+        if args.ray is not None:
+            from .rllib.cluster import check_address, resolve_address
+
+            address = resolve_address(args.ray or None)
+            if address is not None:
+                check_address(address)
         if not args.json:
             print(f"results will go to {out}", flush=True)
-        result = run_tournament(config, out_dir=out, progress=not args.no_progress)
+        if args.ray is not None:
+            from .rllib.tournament import run_tournament_ray
+
+            result = run_tournament_ray(config, out_dir=out, address=address, progress=not args.no_progress)
+        else:
+            result = run_tournament(config, out_dir=out, progress=not args.no_progress)
     except (ConfigError, AgentSpecError, OutputDirError) as exc:
         raise CommandError(str(exc)) from None
+    if "ray" in result:
+        print(f"games played as Ray tasks on {result['ray']['address']} ({result['ray']['cpus']:g} CPUs)")
     print(format_report(result))
     print(f"results written to {result['out_dir']}")
     if args.json:
@@ -57,16 +73,59 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     require("train", f"{PROG} train")
     from .config import ConfigError
-    from .train_selfplay import format_summary, load_train_config, train
 
     try:
-        config = load_train_config(args.config)
+        config = _load_train_config(args.config)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    if config.get("backend") == "rllib":
+        return _train_rllib(args, config)
+    if args.address is not None:
+        raise CommandError(f"--address is for configs with backend: rllib; {args.config} trains with sb3")
+    from .train_selfplay import format_summary, train
+
+    try:
         if args.max_minutes is not None:
             config["max_minutes"] = args.max_minutes
         summary = train(config, out_dir=args.out, total_timesteps=args.timesteps, resume=args.resume,
                         seed=args.seed, progress=False if args.no_progress else None,
                         final_eval=not args.no_eval,
                         command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    print(format_summary(summary))
+    print(f"results written to {summary['out']}")
+    if args.json:
+        emit_json(summary)
+    return 0
+
+
+def _load_train_config(path: str) -> dict:
+    """A training config of either backend (``backend: sb3``, the default, or ``backend: rllib``)."""
+    from .config import read_yaml_config
+
+    raw = read_yaml_config(path)
+    if isinstance(raw, dict) and raw.get("backend") == "rllib":
+        require("rllib", f"{PROG} train with backend: rllib")
+        from .rllib.config import validate_rllib_config
+
+        return validate_rllib_config(raw, source=str(path))
+    from .training.config import validate_train_config
+
+    return validate_train_config(raw, source=str(path))
+
+
+def _train_rllib(args: argparse.Namespace, config: dict) -> int:
+    from .config import ConfigError
+    from .rllib.trainer import format_summary, train_rllib
+
+    try:
+        summary = train_rllib(config, out_dir=args.out, total_timesteps=args.timesteps, resume=args.resume,
+                              seed=args.seed, progress=False if args.no_progress else None,
+                              final_eval=not args.no_eval, address=args.address, max_minutes=args.max_minutes,
+                              command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     except FileNotFoundError as exc:
@@ -233,6 +292,10 @@ def add_eval(sub) -> None:
     p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
     p.add_argument("--seed", type=int, help="base seed, instead of the config's seed (checked like it)")
     p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="play the games as Ray tasks (chunks of batch_size games per pairing leg; the same "
+                        "results as a local run): on the cluster at ADDRESS (HOST:PORT, ray://HOST:PORT or auto), "
+                        "else $RAY_ADDRESS, else a local Ray started for the command (needs the 'rllib' extra)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(p)
     p.set_defaults(func=cmd_eval)
@@ -240,17 +303,24 @@ def add_eval(sub) -> None:
 
 def add_train(sub) -> None:
     """The ``tafl train`` command (entry point ``train`` of ``tafl.commands``)."""
-    p = sub.add_parser("train", help="self-play training (MaskablePPO) from a YAML config",
+    p = sub.add_parser("train", help="self-play training (MaskablePPO, or RLlib PPO on Ray) from a YAML config",
                        description="Train one policy for both sides with MaskablePPO against a league of "
                                    "its past snapshots, itself and the greedy agent (agents/train_selfplay.py), "
                                    "from a YAML config (configs/train/*.yaml). Writes checkpoints, TensorBoard "
-                                   "logs, eval.csv/eval.json, final.zip and learning_curve.png to the output dir.")
+                                   "logs, eval.csv/eval.json, final.zip and learning_curve.png to the output dir. "
+                                   "A config with 'backend: rllib' (configs/rllib/*.yaml) trains with RLlib's PPO "
+                                   "on a local Ray or a cluster (--address) instead (agents/rllib/trainer.py; "
+                                   "needs the 'rllib' extra).")
     p.add_argument("--config", "-c", required=True, metavar="FILE", help="the training config (YAML)")
     p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
     p.add_argument("--timesteps", type=positive_int, metavar="N", help="instead of the config's total_timesteps")
     p.add_argument("--seed", type=non_negative_int, help="instead of the config's seed")
     p.add_argument("--max-minutes", type=float, metavar="M", help="stop after M minutes of wall time")
-    p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint zip (OUT/checkpoints/step_T.zip)")
+    p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint: OUT/checkpoints/step_T.zip "
+                                                    "(sb3) or the directory OUT/checkpoints/step_T (rllib)")
+    p.add_argument("--address", metavar="ADDRESS",
+                   help="backend: rllib only: the Ray cluster to join (HOST:PORT, ray://HOST:PORT or auto); "
+                        "default $RAY_ADDRESS, else a local Ray started and shut down by the run")
     p.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(p)

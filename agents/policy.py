@@ -272,6 +272,10 @@ class PolicyAgent(Agent):
 def _factory(arg, seed=None, **kw):
     if not arg:
         raise AgentSpecError("policy agent needs a checkpoint path: 'policy:PATH'")
+    from .rllib.agent import RLlibAgent, looks_like_rllib_checkpoint   # no ray imported here
+
+    if looks_like_rllib_checkpoint(arg):     # a directory written by an RLlib run: rllib:DIR
+        return RLlibAgent(arg, seed=seed, **kw)
     return PolicyAgent(arg, seed=seed, **kw)
 
 

@@ -30,7 +30,7 @@ from .ratings import DEFAULT_BOOTSTRAP, DEFAULT_PRIOR_SD, elo_ratings
 from .stats import attacker_score, pairing_table, side_table, wdl
 
 __all__ = ["AgentSpecError", "TOURNAMENT_SCHEMA", "validate_tournament_config", "load_tournament_config",
-           "leg_seed", "round_robin", "select_agents", "run_tournament", "build_agent"]
+           "leg_seed", "chunk_plan", "round_robin", "select_agents", "run_tournament", "build_agent"]
 
 
 def build_agent(spec: str, seed: int | None) -> Agent:
@@ -158,19 +158,38 @@ def leg_seed(seed: int, i: int, j: int) -> int:
     return int(np.random.SeedSequence([int(seed), int(i), int(j)]).generate_state(1)[0])
 
 
+def chunk_plan(seed: int, games: int, batch_size: int | None) -> list[tuple[int, int]]:
+    """``(games, seed)`` of each chunk of a leg of ``games`` games with leg seed ``seed``.
+
+    >>> chunk_plan(7, 5, 2)[0], len(chunk_plan(7, 5, 2)), chunk_plan(7, 5, None)
+    ((2, 7), 3, [(5, 7)])
+    """
+    chunk = batch_size or games
+    return [(min(chunk, games - start), seed if start == 0 else leg_seed(seed, start, 0))
+            for start in range(0, games, chunk)]
+
+
 def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, seed: int = 0, *,
                 max_turns: int | None = None, options: Mapping[str, Any] | None = None,
                 out_dir: str | os.PathLike | None = None, records: bool = False, gifs: int = 0,
                 fps: float = 2, batch_size: int | None = None, bootstrap: int = DEFAULT_BOOTSTRAP,
                 anchor: str | None = None, prior_sd: float = DEFAULT_PRIOR_SD, progress: bool = True,
                 config: Mapping[str, Any] | None = None,
-                agent_factory: Callable[[str, int], Agent] | None = None) -> dict[str, Any]:
+                agent_factory: Callable[[str, int], Agent] | None = None,
+                executor: Callable[..., list] | None = None) -> dict[str, Any]:
     """Every pair of agents plays ``games_per_pair`` games, half with each agent attacking.
 
     Leg (A attacks B) gets the seed :func:`leg_seed` ``(seed, i, j)``; its agents are built afresh
     by ``make_agent(spec, seed=...)`` with the seeds :func:`agent_seeds` of the leg seed (or by
-    ``agent_factory(spec, seed)``), so each leg is reproducible on its own. Returns the content of
-    ``results.json``; with ``out_dir`` writes the result files (module docstring).
+    ``agent_factory(spec, seed)``), so each leg is reproducible on its own. A leg is played in
+    chunks of ``batch_size`` games (all at once when ``None``), chunk ``k`` with its own seed
+    (:func:`chunk_plan`), which resets both agents: a chunk's games depend on nothing played
+    before it. ``executor(rules, legs, record, on_chunk)`` may play the chunks elsewhere (``legs``:
+    one ``(attacker_spec, attacker_seed, defender_spec, defender_seed, chunks)`` per leg; it
+    returns each leg's ``(results, seconds, timing)`` and calls ``on_chunk(games)`` as chunks
+    finish): :mod:`agents.rllib.tournament` runs them as Ray tasks, with the same results (only
+    the timings differ). Returns the content of ``results.json``; with ``out_dir`` writes the
+    result files (module docstring).
     """
     from tqdm import tqdm
 
@@ -204,45 +223,51 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
     t_start = time.perf_counter()
     bar = tqdm(total=n_legs * half, desc=f"{variant} round robin", unit="game", disable=not progress,
                dynamic_ncols=True)
+    plan = []
+    for a, b in combinations(range(len(names)), 2):
+        for i, j in ((a, b), (b, a)):
+            s = leg_seed(seed, i, j)
+            sa, sd = agent_seeds(s)
+            plan.append((i, j, s, (agents[names[i]], sa, agents[names[j]], sd, chunk_plan(s, half, batch_size))))
     try:
-        for a, b in combinations(range(len(names)), 2):
-            for i, j in ((a, b), (b, a)):
-                s = leg_seed(seed, i, j)
-                sa, sd = agent_seeds(s)
-                att = factory(agents[names[i]], sa)
-                dfd = factory(agents[names[j]], sd)
+        if executor is None:
+            played = []
+            for i, j, s, (att_spec, sa, dfd_spec, sd, chunks) in plan:
+                att = factory(att_spec, sa)
+                dfd = factory(dfd_spec, sd)
                 bar.set_postfix_str(f"{names[i]} (att) vs {names[j]} (def)")
                 t0 = time.perf_counter()
-                chunk = batch_size or half
                 results = []
                 timing: dict[str, list] = {}
-                for start in range(0, half, chunk):
-                    part = play_games(rules, att, dfd, min(chunk, half - start),
-                                      seed=s if start == 0 else leg_seed(s, start, 0), record=want_moves,
-                                      timing=timing)
+                for n, chunk_seed in chunks:
+                    part = play_games(rules, att, dfd, n, seed=chunk_seed, record=want_moves, timing=timing)
                     results.extend(part)
                     bar.update(len(part))
-                leg = {"leg": len(legs), "attacker": names[i], "defender": names[j],
+                played.append((results, time.perf_counter() - t0, timing))
+        else:
+            played = executor(rules, [leg for _, _, _, leg in plan], want_moves, bar.update)
+        for (i, j, s, _), (results, seconds, timing) in zip(plan, played):
+            leg = {"leg": len(legs), "attacker": names[i], "defender": names[j],
+                   "attacker_spec": agents[names[i]], "defender_spec": agents[names[j]],
+                   "seed": s, "games": half, "first_game": len(games),
+                   "seconds": round(seconds, 3)}
+            for side, name in (("attacker", names[i]), ("defender", names[j])):
+                secs, moves = timing.get(side, (0.0, 0))
+                leg[f"{side}_think_seconds"] = round(secs, 3)
+                leg[f"{side}_moves"] = moves
+                spent = thinking.setdefault(name, [0.0, 0])
+                spent[0] += secs
+                spent[1] += moves
+            legs.append(leg)
+            for r in results:
+                row = {"game": len(games), "leg": leg["leg"], "attacker": names[i], "defender": names[j],
                        "attacker_spec": agents[names[i]], "defender_spec": agents[names[j]],
-                       "seed": s, "games": half, "first_game": len(games),
-                       "seconds": round(time.perf_counter() - t0, 3)}
-                for side, name in (("attacker", names[i]), ("defender", names[j])):
-                    secs, moves = timing.get(side, (0.0, 0))
-                    leg[f"{side}_think_seconds"] = round(secs, 3)
-                    leg[f"{side}_moves"] = moves
-                    spent = thinking.setdefault(name, [0.0, 0])
-                    spent[0] += secs
-                    spent[1] += moves
-                legs.append(leg)
-                for r in results:
-                    row = {"game": len(games), "leg": leg["leg"], "attacker": names[i], "defender": names[j],
-                           "attacker_spec": agents[names[i]], "defender_spec": agents[names[j]],
-                           "seed": s, "index_in_leg": r["game"], "result": r["result"],
-                           "reason": r["reason"], "turns": r["turns"],
-                           "attacker_score": attacker_score(r["result"])}
-                    if want_moves:
-                        row["moves"] = r["moves"]
-                    games.append(row)
+                       "seed": s, "index_in_leg": r["game"], "result": r["result"],
+                       "reason": r["reason"], "turns": r["turns"],
+                       "attacker_score": attacker_score(r["result"])}
+                if want_moves:
+                    row["moves"] = r["moves"]
+                games.append(row)
     finally:
         bar.close()
     ratings = elo_ratings(games, names, anchor=anchor, bootstrap=bootstrap, seed=seed, prior_sd=prior_sd)

@@ -9,6 +9,7 @@ A plain ``pip install tafl-env`` holds the rules engine, the environments and th
     train    eval + torch,     tafl train, and the policy:PATH agent (tafl play / tafl eval)
              SB3, sb3-contrib,
              TensorBoard
+    rllib    train + ray[rllib] tafl train with backend: rllib, the rllib:DIR agent, tafl eval --ray
 
 :func:`require` checks that the modules of an extra import, before any work starts, and raises
 :class:`MissingExtraError` (an ``ImportError``) with one line that says what to install.
@@ -27,11 +28,13 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "render": ("pygame",),
     "eval": ("yaml", "tqdm", "matplotlib"),
     "train": ("yaml", "tqdm", "matplotlib", "torch", "stable_baselines3", "sb3_contrib", "tensorboard"),
+    "rllib": ("yaml", "tqdm", "matplotlib", "torch", "stable_baselines3", "sb3_contrib", "tensorboard",
+              "ray", "ray.rllib"),
 }
 """Extra → the modules it provides (import names)."""
 
 DISTRIBUTIONS = {"yaml": "PyYAML", "pygame": "pygame-ce", "stable_baselines3": "stable-baselines3",
-                 "sb3_contrib": "sb3-contrib"}
+                 "sb3_contrib": "sb3-contrib", "ray": "ray[rllib]"}
 """Import name → package name, where they differ."""
 
 

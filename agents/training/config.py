@@ -33,8 +33,8 @@ def _opponents_check(v):
     if not v:
         return "needs at least one opponent"
     for x in v:
-        if x not in ("random", "greedy") and not (isinstance(x, str) and x.startswith(("mcts:", "policy:"))):
-            return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH)"
+        if x not in ("random", "greedy") and not (isinstance(x, str) and x.startswith(("mcts:", "policy:", "rllib:"))):
+            return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH, rllib:DIR)"
     return None
 
 
@@ -42,6 +42,11 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
     "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)",
                          lambda v: None if v in VARIANTS else f"unknown variant {v!r}; one of {', '.join(VARIANTS)}"),
     "description": FieldSpec((str,), False, "", "free text", None),
+    "backend": FieldSpec((str,), False, "sb3", "the trainer: sb3 (this schema) or rllib (configs/rllib/*.yaml, "
+                         "agents/rllib/config.py)",
+                         lambda v: None if v == "sb3" else (
+                             "'rllib' configs are read by tafl train (agents.rllib.config.RLLIB_SCHEMA)"
+                             if v == "rllib" else f"unknown backend {v!r}; one of sb3, rllib")),
     "seed": FieldSpec((int,), False, 0, "seed of the network, the envs, the snapshot draws and evaluations", _nonneg),
     "total_timesteps": FieldSpec((int,), True, None, "learner steps (all envs together) to train for", _pos),
     "max_minutes": FieldSpec((int, float, type(None)), False, None,

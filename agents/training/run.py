@@ -67,6 +67,7 @@ def _check_opponents(cfg: Mapping[str, Any]) -> None:
     from tafl_env.game import engine_for
 
     from ..base import make_agent
+    from ..rllib.agent import looks_like_rllib_checkpoint
     from .checkpoints import check_model_rules, model_data
 
     rules = rules_of(cfg)
@@ -74,12 +75,15 @@ def _check_opponents(cfg: Mapping[str, Any]) -> None:
     for spec in cfg["eval_opponents"]:
         what = f"eval_opponents: {spec!r}"
         kind, _, arg = spec.partition(":")
-        if kind == "policy":
+        if kind == "policy" and arg and looks_like_rllib_checkpoint(arg):
+            pass                 # an RLlib run's checkpoint: the agent checks its rules when built below
+        elif kind == "policy":
             if not arg:
                 raise TrainSetupError("eval_opponents", f"{what} needs a model path (policy:PATH)")
             check_model_rules(model_data(Path(arg), what, "eval_opponents"), rules, what, "eval_opponents")
         try:
             agent = make_agent(spec, seed=0)
+            agent.check_rules(rules)
             state = eng.initial_state(1)
             action = agent.act(eng, state)
             if not eng.check_legal(state, action).all():

@@ -1,0 +1,19 @@
+"""Scale-out on Ray: RLlib self-play training from the project's configs, RLlib modules as agents,
+and tournaments whose games run as Ray tasks. Needs the ``rllib`` extra (``ray[rllib]``).
+
+One job per module:
+
+- :mod:`agents.rllib.env`: the PettingZoo env as an RLlib ``MultiAgentEnv``, with the league's
+  fixed opponents (greedy, random) inside it;
+- :mod:`agents.rllib.module`: :class:`~agents.rllib.module.TaflMaskedRLModule`, the board network
+  with action masking;
+- :mod:`agents.rllib.league`: the agent-to-module mapping, snapshots added from a callback, win
+  rates per episode kind and side;
+- :mod:`agents.rllib.config`: the ``backend: rllib`` config schema (``configs/rllib/*.yaml``);
+- :mod:`agents.rllib.trainer`: ``tafl train`` with such a config;
+- :mod:`agents.rllib.agent`: the agents ``rllib:DIR`` / ``policy:DIR`` of a checkpoint;
+- :mod:`agents.rllib.tournament`: ``tafl eval --ray``, a tournament's games as Ray tasks;
+- :mod:`agents.rllib.cluster`: joining a cluster or starting a local Ray.
+
+Importing this package imports nothing of Ray; the modules that need it import it.
+"""

@@ -1,0 +1,87 @@
+"""The config of an RLlib training run (``backend: rllib``): :data:`RLLIB_SCHEMA` and its checks.
+
+The fields that mean the same as in a Stable-Baselines3 config (variant, seed, budget, rules, the
+snapshot pool, the warm start, the network, PPO's coefficients, evaluations, output) are taken
+from :data:`agents.training.config.TRAIN_SCHEMA` as they are; the rest are RLlib's own: the league
+as episode weights (:mod:`agents.rllib.env`), the batch sizes of RLlib's PPO, and the resources
+(env runners, envs per runner, CPUs of a local Ray). The shipped configs are
+``configs/rllib/*.yaml``; ``tafl train`` reads either kind by its ``backend`` field.
+
+    >>> cfg = validate_rllib_config({"backend": "rllib", "variant": "legacy_ard_ri", "total_timesteps": 8000})
+    >>> cfg["num_env_runners"], cfg["output_dir"]
+    (2, 'runs/legacy_ard_ri_rllib')
+    >>> try:
+    ...     validate_rllib_config({"backend": "rllib", "variant": "legacy_ard_ri", "total_timesteps": 8000,
+    ...                            "minibatch_size": 9000})
+    ... except ConfigError as exc:
+    ...     print(exc)
+    rllib train config: field 'minibatch_size': 9000 is larger than train_batch_size (4000)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..evaluate import ConfigError, FieldSpec, check_schema
+from ..training.config import TRAIN_SCHEMA, _nonneg, _pos, rules_of
+
+__all__ = ["RLLIB_SCHEMA", "validate_rllib_config"]
+
+_SHARED = ("variant", "description", "seed", "total_timesteps", "max_minutes", "max_turns", "options",
+           "pool_size", "snapshot_every",
+           "imitation_games", "imitation_epsilon", "imitation_epochs", "imitation_target", "imitation_lr",
+           "imitation_batch_size",
+           "channels", "blocks", "value_hidden", "torch_threads",
+           "learning_rate", "lr_final_fraction", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
+           "max_grad_norm",
+           "eval_every", "eval_games", "final_eval_games", "eval_opponents", "eval_deterministic",
+           "checkpoint_every", "output_dir", "progress_bar")
+
+RLLIB_SCHEMA: dict[str, FieldSpec] = {
+    "backend": FieldSpec((str,), True, None, "the trainer: 'rllib' for this schema",
+                         lambda v: None if v == "rllib" else f"must be 'rllib' in an RLlib config, got {v!r}"),
+    **{k: TRAIN_SCHEMA[k] for k in _SHARED},
+    # the league: episode weights (agents.rllib.env)
+    "selfplay_weight": FieldSpec((int, float), False, 1.0, "share of episodes the learner plays both sides", _nonneg),
+    "snapshot_weight": FieldSpec((int, float), False, 1.0, "share of episodes against a frozen snapshot", _nonneg),
+    "greedy_weight": FieldSpec((int, float), False, 1.0, "share of episodes against the greedy agent", _nonneg),
+    "random_weight": FieldSpec((int, float), False, 0.0, "share of episodes against random play", _nonneg),
+    # RLlib's PPO
+    "train_batch_size": FieldSpec((int,), False, 4000, "env steps sampled per training iteration", _pos),
+    "minibatch_size": FieldSpec((int,), False, 1000, "PPO minibatch size", _pos),
+    "num_epochs": FieldSpec((int,), False, 2, "passes over each training batch", _pos),
+    "kl_coeff": FieldSpec((int, float), False, 0.0, "initial coefficient of PPO's KL penalty (0: none)", _nonneg),
+    # resources
+    "num_env_runners": FieldSpec((int,), False, 2, "RLlib env runners (sampling actors; 0: sample in the driver)",
+                                 _nonneg),
+    "num_envs_per_env_runner": FieldSpec((int,), False, 8, "games each env runner steps at once", _pos),
+    "num_cpus": FieldSpec((int, type(None)), False, None,
+                          "CPUs of a local Ray started by the run (null: all); ignored on a cluster",
+                          lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+}
+"""The fields of an RLlib training config: the shared ones of TRAIN_SCHEMA and RLlib's own."""
+
+
+def validate_rllib_config(raw: Any, source: str = "rllib train config") -> dict[str, Any]:
+    """Check a parsed ``backend: rllib`` config against :data:`RLLIB_SCHEMA`; defaults filled.
+
+    Raises :class:`~agents.evaluate.ConfigError` naming the field, as the SB3 configs do.
+    """
+    out = check_schema(raw, RLLIB_SCHEMA, source)
+    weights = [out[f"{k}_weight"] for k in ("selfplay", "snapshot", "greedy", "random")]
+    if sum(weights) <= 0:
+        raise ConfigError("selfplay_weight", "the league is empty: at least one of selfplay_weight, "
+                                             "snapshot_weight, greedy_weight, random_weight must be > 0", source)
+    if out["minibatch_size"] > out["train_batch_size"]:
+        raise ConfigError("minibatch_size", f"{out['minibatch_size']} is larger than train_batch_size "
+                                            f"({out['train_batch_size']})", source)
+    if out["imitation_games"] and (out["imitation_batch_size"] or out["minibatch_size"]) <= 0:
+        raise ConfigError("imitation_batch_size", "must be > 0", source)
+    try:
+        rules_of(out)
+    except ValueError as exc:
+        raise ConfigError("options", str(exc), source) from None
+    if out["output_dir"] is None:
+        out["output_dir"] = f"runs/{out['variant']}_rllib"
+    return out
+
