@@ -69,6 +69,38 @@ def test_policy_initial_distribution_is_near_uniform_and_masked():
     assert model.policy.action_net.__class__.__name__ == "Identity"
 
 
+def test_alea_masked_distribution_keeps_argument_validation():
+    """Alea's 25,993 actions: the masked categorical re-masks a distribution whose float32 probs are
+    cached (deterministic play reads them) with torch's argument checks on. sb3-contrib before 2.9.2
+    re-validated the stale probs against the Simplex constraint and failed on large action spaces
+    (sb3-contrib issue 322); the pin asks for the fixed release instead of switching the checks off."""
+    from torch.distributions import Distribution
+
+    from sb3_contrib import MaskablePPO
+
+    venv = TaflSB3VecEnv("legacy_alea_evangelii", num_envs=2, seed=0)
+    model = MaskablePPO(TaflBoardPolicy, venv, n_steps=8, batch_size=8, seed=0,
+                        policy_kwargs=board_policy_kwargs(channels=4, blocks=1))
+    assert venv.action_space.n == 25_993
+    was = Distribution._validate_args
+    Distribution.set_default_validate_args(True)
+    try:
+        obs = venv.reset()
+        for _ in range(3):
+            mask = venv.action_masks()
+            dist = model.policy.get_distribution(torch.as_tensor(obs), action_masks=mask)
+            probs = dist.distribution.probs.detach().numpy()        # cached on the distribution
+            assert np.all(probs[mask == 0] == 0) and np.allclose(probs.sum(axis=1), 1, atol=1e-4)
+            other = np.roll(mask, 1, axis=0)      # the other game's mask: re-masking the cached distribution
+            dist.distribution.apply_masking(other)
+            assert np.all(dist.distribution.probs.detach().numpy()[other == 0] == 0)
+            actions = dist.get_actions(deterministic=True).numpy()
+            assert all(other[np.arange(2), actions] == 1)
+            obs, _, _, _ = venv.step(model.policy.predict(obs, action_masks=mask, deterministic=False)[0])
+    finally:
+        Distribution.set_default_validate_args(was)
+
+
 # --- the league env ------------------------------------------------------------------------------
 
 def test_engine_opponent_gets_the_state_and_plays_its_side():
