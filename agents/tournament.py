@@ -149,8 +149,6 @@ def load_tournament_config(path: str | os.PathLike, overrides: Mapping[str, Any]
                            validate_tournament_config, str(path))
 
 
-# --- tournaments ------------------------------------------------------------------------------------
-
 # --- tournaments ----------------------------------------------------------------------------------
 
 def leg_seed(seed: int, i: int, j: int) -> int:

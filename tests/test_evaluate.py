@@ -535,6 +535,13 @@ def test_shipped_configs_load_and_document_every_field(variant):
         assert before.startswith("#"), key
 
 
+@pytest.mark.parametrize("path", sorted(CONFIGS.rglob("*.yaml")), ids=lambda p: str(p.relative_to(CONFIGS)))
+def test_every_tournament_config_loads(path):
+    """The strength comparisons and training-card evaluations in subfolders are checked like the ladders."""
+    cfg = load_tournament_config(path)
+    assert cfg["variant"] in VARIANTS and cfg["output_dir"].startswith("results/")
+
+
 BASE = {"variant": "legacy_ard_ri", "agents": {"a": "random", "b": "random"}, "games_per_pair": 4}
 
 
