@@ -128,6 +128,30 @@ def league_shares(cfg: dict) -> str:
             + imitation + ".")
 
 
+GROUP_NAMES = {"selfplay": "self-play", "snapshot": "snapshots", "greedy": "greedy",
+               "greedy_attacker": "greedy (learner attacking)", "random": "random"}
+
+
+def league_games(train_log: Path) -> str:
+    """The games the learner finished during PPO, by opponent kind, from SB3's log (``league/*_games``
+    per rollout; a self-play game is seen by both of its slots, so it is counted once)."""
+    import csv
+
+    totals = dict.fromkeys(GROUP_NAMES, 0.0)
+    with open(train_log, newline="") as f:
+        for row in csv.DictReader(f):
+            for g in GROUP_NAMES:
+                for side in ("attacker", "defender"):
+                    v = row.get(f"league/{g}_{side}_games")
+                    if v:
+                        totals[g] += float(v) / (2 if g == "selfplay" else 1)
+    total = sum(totals.values())
+    if not total:
+        return ""
+    parts = [f"{GROUP_NAMES[g]} {n / total:.0%}" for g, n in totals.items() if n]
+    return f"Games the learner finished during PPO: {total:,.0f}, of which " + ", ".join(parts) + "."
+
+
 def write_readme(variant: str, card: Path) -> None:
     summary = json.loads((card / "summary.json").read_text())
     final = json.loads((card / "final_eval.json").read_text())
@@ -150,7 +174,8 @@ def write_readme(variant: str, card: Path) -> None:
                      f"{imit['positions']:,} positions of greedy-vs-greedy games ({imit['minutes']:.2f} min; final "
                      f"best-move accuracy {imit.get('best_accuracy', float('nan')):.2f}, move accuracy "
                      f"{imit['accuracy']:.2f}), then PPO.")
-    lines += [f"- league: {league_shares(cfg)}",
+    games = league_games(card / "train_log.csv") if (card / "train_log.csv").is_file() else ""
+    lines += [f"- league: {league_shares(cfg)}" + (f" {games}" if games else ""),
               f"- final evaluation: {final['games_per_side']} games per side against each opponent (deterministic "
               "policy: the most probable legal move), agents.evaluate.play_games, seeds derived from the run seed.",
               "", *final_table(final), ""]
