@@ -562,4 +562,6 @@ class TaflVectorEnv(VectorEnv):
         return tuple(frames[g] for g in core._games.repeat(2)) if core.self_play else tuple(frames)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._core.state = None
+        core = getattr(self, "_core", None)   # absent when __init__ refused its arguments
+        if core is not None:
+            core.state = None

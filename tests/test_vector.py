@@ -479,6 +479,13 @@ def test_callable_opponent_sees_its_own_side_and_batches():
         bad.reset(seed=0)
 
 
+def test_a_refused_env_closes_quietly():
+    """An env whose __init__ refused its arguments is still closed by gymnasium's __del__:
+    closing must not fail on the parts it never built."""
+    half_built = TaflVectorEnv.__new__(TaflVectorEnv)
+    half_built.close_extras()
+
+
 def test_argument_errors():
     with pytest.raises(ValueError, match="even"):
         TaflVectorEnv("historical_tablut", 3)
