@@ -123,8 +123,9 @@ def league_shares(cfg: dict) -> str:
     parts = [f"{name} {n / total:.0%}" for name, n in slots.items() if n]
     imitation = (f"; before PPO, a warm start by behaviour cloning of greedy-vs-greedy games "
                  f"({cfg['imitation_games']} games)" if cfg.get("imitation_games") else "")
+    always = cfg.get("greedy_attacker_games", 0)
     return (f"Learner env slots per rollout: {total}, of which " + ", ".join(parts)
-            + f" (greedy includes {cfg.get('greedy_attacker_games', 0)} slots where the learner always attacks)"
+            + (f" (greedy includes {always} slots where the learner always attacks)" if always else "")
             + imitation + ".")
 
 
@@ -152,7 +153,7 @@ def league_games(train_log: Path) -> str:
     return f"Games the learner finished during PPO: {total:,.0f}, of which " + ", ".join(parts) + "."
 
 
-def write_readme(variant: str, card: Path) -> None:
+def write_readme(variant: str, card: Path, shipped: bool = True) -> None:
     summary = json.loads((card / "summary.json").read_text())
     final = json.loads((card / "final_eval.json").read_text())
     cfg = yaml.safe_load((card / "config.yaml").read_text())
@@ -160,12 +161,16 @@ def write_readme(variant: str, card: Path) -> None:
     old = (card / "README.md").read_text() if (card / "README.md").is_file() else ""
     notes = old.split(NOTES, 1)[1].strip() if NOTES in old else ""
     imit = summary.get("imitation") or {}
+    config_path = command.split("--config", 1)[1].split()[0] if "--config" in command else f"configs/train/{variant}.yaml"
+    card_flag = f" --card {card.name}" if card.name != variant else ""
     lines = [f"# Training run: {variant}", "",
              f"MaskablePPO league (agents/train_selfplay.py) on a 2-core CPU, seed {summary['seed']}, the config "
-             f"`configs/train/{variant}.yaml`. The model is shipped as `agents/pretrained/{variant}.zip` "
-             f"(`policy:{variant}`; `tafl play {variant} --vs policy:{variant}`).", "",
+             f"`{config_path}`." + (f" The model is shipped as `agents/pretrained/{variant}.zip` "
+                                     f"(`policy:{variant}`; `tafl play {variant} --vs policy:{variant}`)."
+                                     if shipped else " The model is not shipped (a comparison run)."), "",
              "Command (from the repository root; it wrote to a scratch directory, whose files are copied here "
-             f"by `python results/training/card.py {variant} RUN_DIR --ship`):", "", "```", command, "```", "",
+             f"by `python results/training/card.py {variant} RUN_DIR{card_flag}{' --ship' if shipped else ''}`):",
+             "", "```", command, "```", "",
              f"- training: {summary['timesteps']:,} PPO steps in {summary['minutes']:.1f} minutes of wall time "
              f"(stopped: {summary['stopped']}), {summary['parameters']:,} parameters, {summary['num_envs']} envs "
              f"({', '.join(summary['groups'])} groups)."]
@@ -189,7 +194,8 @@ def write_readme(variant: str, card: Path) -> None:
         lines += [*mcts_table(json.loads((card / "vs_mcts" / "results.json").read_text())), ""]
     lines += ["Files: `config.yaml` (the resolved config), `command.txt`, `eval.csv` / `eval.json` (every evaluation "
               "during training), `final_eval.json`, `summary.json`, `train_log.csv` (SB3's log: losses and league "
-              "win rates per rollout), `learning_curve.png`, `vs_mcts/` (the MCTS evaluation).", "",
+              "win rates per rollout), `learning_curve.png`"
+              + (", `vs_mcts/` (the MCTS evaluation)." if (card / "vs_mcts").is_dir() else "."), "",
               "![learning curve](learning_curve.png)", "", NOTES, ""]
     if notes:
         lines += [notes, ""]
@@ -203,8 +209,9 @@ def main(argv=None) -> None:
     ap.add_argument("--ship", action="store_true", help="copy the final model into agents/pretrained/")
     ap.add_argument("--recheck-games", type=int, default=200, help="games per side of the re-check (0: skip)")
     ap.add_argument("--readme-only", action="store_true", help="only rewrite README.md from the card's files")
+    ap.add_argument("--card", help="the card's folder name in results/training/ (default: the variant id)")
     args = ap.parse_args(argv)
-    card = ROOT / "results" / "training" / args.variant
+    card = ROOT / "results" / "training" / (args.card or args.variant)
     if not args.readme_only:
         copy_run(args.run, card)
         model = args.run / "final.zip"
@@ -213,7 +220,8 @@ def main(argv=None) -> None:
         if args.recheck_games:
             check = recheck(args.variant, model, args.recheck_games)
             (card / "check_policy_agent.json").write_text(json.dumps(check))
-    write_readme(args.variant, card)
+    shipped = (ROOT / "agents" / "pretrained" / f"{args.variant}.zip").is_file() and card.name == args.variant
+    write_readme(args.variant, card, shipped)
     print(card / "README.md")
 
 
