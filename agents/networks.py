@@ -146,8 +146,8 @@ class TaflBoardPolicy(MaskableActorCriticPolicy):
     def _build(self, lr_schedule) -> None:
         # MaskableActorCriticPolicy._build without its action_net: the heads already give the logits
         # in the action layout. Building SB3's dense (A x A) layer only to replace it cost Alea
-        # (A = 25,993) 2.7 GB and minutes of orthogonal init; the modules that result are the same,
-        # so models saved before this load unchanged.
+        # (A = 25,993) 2.7 GB of weights, 11 GB and minutes during its orthogonal init; the modules
+        # that result are the same, so models saved before this load unchanged.
         self._build_mlp_extractor()
         self.action_net = nn.Identity()
         self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)

@@ -82,6 +82,9 @@ def test_alea_masked_distribution_keeps_argument_validation():
     model = MaskablePPO(TaflBoardPolicy, venv, n_steps=8, batch_size=8, seed=0,
                         policy_kwargs=board_policy_kwargs(channels=4, blocks=1))
     assert venv.action_space.n == 25_993
+    # no dense (A x A) action layer: SB3's default one would hold
+    # 675M weights here (agents/networks.py, TaflBoardPolicy._build)
+    assert sum(p.numel() for p in model.policy.parameters()) < 1_000_000
     was = Distribution._validate_args
     Distribution.set_default_validate_args(True)
     try:
