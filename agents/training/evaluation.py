@@ -111,9 +111,21 @@ def eval_rows(ev: Mapping[str, Any], timesteps: int, minutes: float) -> list[dic
     return rows
 
 
+def _steps_label(x: float, _pos=None) -> str:
+    """A tick label for a number of training steps: ``0``, ``450k``, ``1.25M``.
+
+    >>> _steps_label(0), _steps_label(450_000), _steps_label(1_250_000)
+    ('0', '450k', '1.25M')
+    """
+    if abs(x) >= 1_000_000:
+        return f"{x / 1e6:.3g}M"
+    return f"{x / 1e3:.3g}k" if x else "0"
+
+
 def plot_learning_curve(eval_csv: str | os.PathLike, path: str | os.PathLike, title: str = "") -> Path:
     """Win rate (with Wilson 95% bands) against each opponent, per side and both, over training."""
     from matplotlib.figure import Figure   # no pyplot: leaves the caller's backend alone
+    from matplotlib.ticker import FuncFormatter
 
     with open(eval_csv, newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -132,6 +144,8 @@ def plot_learning_curve(eval_csv: str | os.PathLike, path: str | os.PathLike, ti
                             color=line.get_color(), alpha=0.12)
         ax.set_title(f"vs {opp}")
         ax.set_xlabel("training steps")
+        # thousands as "450k": plain tick labels of six or seven digits ran into each other
+        ax.xaxis.set_major_formatter(FuncFormatter(_steps_label))
         ax.set_ylabel("win rate")
         ax.set_ylim(-0.02, 1.02)
         ax.grid(alpha=0.3)
