@@ -8,7 +8,8 @@
 - ``--ship``: copies the final model to ``agents/pretrained/<variant>.zip``, where
   ``policy:<variant>`` finds it (the model records its rules; a model of other rules is refused);
 - re-checks the final model through the ``policy:PATH`` agent, as ``tafl eval`` and ``tafl play``
-  load it, against random and greedy with seeds other than the run's (``check_policy_agent.json``);
+  load it, against random and greedy with a seed other than the run's, through the run's own
+  evaluation (``agents.training.evaluation.evaluate_agent``; ``check_policy_agent.json``);
 - writes ``README.md``: the command, the run's figures, the final evaluation per side with Wilson
   intervals, the re-check, the evaluation against MCTS when
   ``tafl eval --config configs/tournaments/cards/<variant>.yaml`` has written
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTES = "<!-- notes -->"
 COPIED = ("config.yaml", "command.txt", "eval.csv", "eval.json", "final_eval.json", "summary.json",
           "learning_curve.png")
-RECHECK_SEEDS = {"attacker": 424242, "defender": 434343}
+RECHECK_SEED = 424242
 
 
 def copy_run(run: Path, card: Path) -> None:
@@ -45,29 +46,14 @@ def copy_run(run: Path, card: Path) -> None:
         shutil.copy2(run / "tb" / "progress.csv", card / "train_log.csv")
 
 
-def recheck(variant: str, model: Path, games: int) -> dict:
-    """The final model through the policy:PATH agent, other seeds, both sides, random and greedy."""
+def recheck(model: Path, cfg: dict, games: int) -> dict:
+    """The final model through the policy:PATH agent against random and greedy, both sides, with a
+    seed other than the run's: the training run's own evaluation (``evaluate_agent``) again."""
     from agents import make_agent
-    from agents.play import play_games
-    from agents.stats import attacker_score, wilson_interval
+    from agents.training.evaluation import evaluate_agent
 
-    out = {}
-    for opponent in ("random", "greedy"):
-        row = {}
-        for side, seed in RECHECK_SEEDS.items():
-            me = make_agent(f"policy:{model}", seed=seed)
-            other = make_agent(opponent, seed=seed + 1)
-            att, dfn = (me, other) if side == "attacker" else (other, me)
-            results = play_games(variant, att, dfn, games, seed=seed)
-            mine = [attacker_score(g["result"]) if side == "attacker" else 1 - attacker_score(g["result"])
-                    for g in results]
-            row[side] = [sum(1 for s in mine if s == 1.0), len(mine)]
-        wins = row["attacker"][0] + row["defender"][0]
-        n = row["attacker"][1] + row["defender"][1]
-        row["both"] = [wins, n]
-        row["both_wilson"] = list(wilson_interval(wins, n))
-        out[opponent] = row
-    return out
+    return evaluate_agent(make_agent(f"policy:{model}", seed=RECHECK_SEED), cfg, games, RECHECK_SEED,
+                          opponents=("random", "greedy"))
 
 
 def _pct(x: float) -> str:
@@ -91,9 +77,10 @@ def recheck_table(check: dict) -> list[str]:
     lines = ["| opponent | as attacker | as defender | both sides | Wilson 95% (both) |",
              "|---|---:|---:|---:|---|"]
     for opponent, r in check.items():
-        (aw, an), (dw, dn), (bw, bn) = r["attacker"], r["defender"], r["both"]
-        lo, hi = r["both_wilson"]
-        lines.append(f"| {opponent} | {aw}/{an} | {dw}/{dn} | {bw}/{bn} = {bw / bn:.3f} | [{lo:.3f}, {hi:.3f}] |")
+        att, dfn, both = r["attacker"], r["defender"], r["both"]
+        lines.append(f"| {opponent} | {att['wins']}/{att['games']} | {dfn['wins']}/{dfn['games']} | "
+                     f"{both['wins']}/{both['games']} = {both['win_rate']:.3f} | "
+                     f"[{both['win_low']:.3f}, {both['win_high']:.3f}] |")
     return lines
 
 
@@ -186,9 +173,9 @@ def write_readme(variant: str, card: Path, shipped: bool = True) -> None:
               "", *final_table(final), ""]
     if (card / "check_policy_agent.json").is_file():
         check = json.loads((card / "check_policy_agent.json").read_text())
-        n = check["random"]["attacker"][1]
+        n = check["random"]["attacker"]["games"]
         lines += ["Re-check through the `policy:PATH` agent (agents/policy.py, as `tafl eval` / `tafl play` load it), "
-                  f"other seeds ({RECHECK_SEEDS['attacker']} as attacker, {RECHECK_SEEDS['defender']} as defender), "
+                  f"evaluated like the run's own evaluations with seed {RECHECK_SEED} instead of the run's, "
                   f"{n} games per side (`check_policy_agent.json`):", "", *recheck_table(check), ""]
     if (card / "vs_mcts" / "results.json").is_file():
         lines += [*mcts_table(json.loads((card / "vs_mcts" / "results.json").read_text())), ""]
@@ -218,7 +205,7 @@ def main(argv=None) -> None:
         if args.ship:
             shutil.copy2(model, ROOT / "agents" / "pretrained" / f"{args.variant}.zip")
         if args.recheck_games:
-            check = recheck(args.variant, model, args.recheck_games)
+            check = recheck(model, yaml.safe_load((card / "config.yaml").read_text()), args.recheck_games)
             (card / "check_policy_agent.json").write_text(json.dumps(check))
     shipped = (ROOT / "agents" / "pretrained" / f"{args.variant}.zip").is_file() and card.name == args.variant
     write_readme(args.variant, card, shipped)
