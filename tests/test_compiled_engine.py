@@ -9,12 +9,16 @@ import subprocess
 import sys
 import threading
 
+import numba
 import numpy as np
 import pytest
+from numba import literal_unroll
 
 import tafl_env
 from tafl_env.engine import Engine
 from tafl_env.engine.core import INITIAL_HISTORY
+from tafl_env.engine.layout import state_views, table_views
+from tafl_env.engine.state import State
 from tafl_env.errors import InvalidOptionError
 from tafl_env.game import Game
 from tafl_env.notation import parse_square
@@ -312,3 +316,83 @@ def test_mask_buffers_of_the_wrong_kind_are_refused_by_name():
             eng.legal_action_mask(state, out=bad)
     with pytest.raises(ValueError, match="C-contiguous"):
         eng.write_masks(state, np.zeros((eng.num_actions + 2, 4), np.int8).T, [0, 1])
+
+
+# --- one buffer per State and per table set (engine/layout.py) ---------------------------------
+
+@numba.njit
+def _probe(views, out):
+    """Size, rank, shape, first and last element of every array of ``views``, as the kernels see them."""
+    i = 0
+    for arr in literal_unroll(views):
+        flat = arr.reshape(arr.size)
+        out[i, 0], out[i, 1] = arr.size, arr.ndim
+        for k in range(arr.ndim):
+            out[i, 2 + k] = arr.shape[k]
+        if arr.size:
+            out[i, 6], out[i, 7] = np.int64(flat[0]), np.int64(flat[arr.size - 1])
+        i += 1
+
+
+@numba.njit
+def _probe_state(buf, dims, out):
+    _probe(state_views(buf, dims), out)
+
+
+@numba.njit
+def _probe_tables(buf, dims, out):
+    _probe(table_views(buf, dims), out)
+
+
+def _expected(arrays) -> np.ndarray:
+    out = np.zeros((len(arrays), 8), dtype=np.int64)
+    for i, arr in enumerate(arrays):
+        out[i, :2] = arr.size, arr.ndim
+        out[i, 2:2 + arr.ndim] = arr.shape
+        if arr.size:
+            flat = arr.reshape(-1).astype(np.int64)
+            out[i, 6:] = flat[0], flat[-1]
+    return out
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiled_views_are_the_python_views(variant):
+    """The kernels' unpacking of a State buffer and of the table buffer (layout.state_views,
+    table_views) sees exactly the arrays Python sees: every field's shape, and its first and last
+    element over a buffer of random bytes."""
+    eng = Engine(make_rules(variant))
+    st = eng.initial_state(3)
+    st.grow_history(300)   # sizes that differ per field
+    st.buffer[:] = np.random.default_rng(0).integers(0, 256, st.buffer.size, dtype=np.uint8)
+    out = np.zeros((18, 8), dtype=np.int64)
+    _probe_state(st.buffer, st.dims, out)
+    assert np.array_equal(out, _expected(st.arrays()))
+    tbuf, tdims = eng.packed_tables
+    out = np.zeros((10, 8), dtype=np.int64)
+    _probe_tables(tbuf, tdims, out)
+    assert np.array_equal(out, _expected(tuple(eng.kernel_tables)))
+    original = eng.tables.kernel_tables()
+    assert all(np.array_equal(a, b) for a, b in zip(eng.kernel_tables, original))
+
+
+def test_state_arrays_share_one_buffer_through_copy_take_grow_and_pickle():
+    eng = Engine(make_rules("legacy_berserk"))
+    st = eng.initial_state(4, JUMPERS, "attacker")
+    rng = np.random.default_rng(1)
+    eng.step(st, eng.random_actions(st, rng))
+    for other in (st.copy(), st.take(slice(0, 4)), st.take(np.arange(4)),
+                  pickle.loads(pickle.dumps(st)), State.concatenate([st.take([0, 1]), st.take([2, 3])])):
+        assert all(a.base is other.buffer or a.base is other.buffer.base for a in other.arrays())
+        assert all(np.array_equal(a, b) for a, b in zip(other.arrays(), st.arrays()))
+        assert not np.shares_memory(other.buffer, st.buffer)
+        eng.step(other, eng.random_actions(other, rng))   # steps through the buffer ...
+        assert eng.audit(other) == []                       # ... and its views agree
+    before = st.board.copy()
+    st.grow_history(1000)
+    st.grow_slots(st.pieces.shape[2] + 3)
+    assert np.array_equal(st.board, before) and eng.audit(st) == []
+    assert (st.pieces[:, :, -3:] == eng.s).all()
+    eng.play_random(st, rng, 50)
+    assert eng.audit(st) == []
+    with pytest.raises(AttributeError, match="views into one buffer"):
+        st.board = before

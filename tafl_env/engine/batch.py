@@ -6,9 +6,9 @@ threads.
 The parallel bodies call compiled per-game functions only (no slice assignments of their own,
 which numba would turn into nested parallel loops).
 
-Each takes the engine's tables last, as separate arrays (``*engine.kernel_tables``): numba
-unboxes a namedtuple argument several times slower than its arrays one by one, which showed at
-B = 1. The kernel rebuilds the namedtuple inside.
+Each takes the State as its buffer and dims (``State.packed()``) and the engine's tables likewise
+(``Engine.packed_tables``), and rebuilds the arrays inside (:mod:`.layout`): numba checks every
+argument of a call, about 0.1 µs an array, which at B = 1 cost more than the move.
 
 The step checks the whole batch before it changes anything: an illegal action, or a history
 with no room for one more turn, returns early with the state untouched, so the caller can raise
@@ -20,59 +20,73 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import helper, kernel, parallel_kernel
+from ._jit import helper, kernel, leaf, parallel_kernel
 from .movegen import count_moves, random_move, write_mask
 from .state import RUNNING
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
                    SCRATCH, action_slot, next_random, step_game)
-from .tables import P_S, KernelTables
+from .layout import state_views, table_views
+from .tables import P_S
 from .turns import judge_fresh, record_seen
 
 CHUNK = 64   # games per task of a prange loop (each task allocates its work arrays once)
 
 
+@leaf
+def _mask_views(buf, dims):
+    """The four arrays move listing reads: to_move, chain, pieces, moves."""
+    v = state_views(buf, dims)
+    return v[1], v[4], v[14], v[15]
+
+
 @kernel
-def start_games(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-                seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-                *tables):
+def start_games(buf, dims, tbuf, tdims):
     """Record the first position of fresh games, generate their moves, and end those whose side
     to move has none."""
-    tb = KernelTables(*tables)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     for g in range(len(key)):
         record_seen(seen_keys, seen_counts, g, key[g])
         judge_fresh(to_move, chain, lines, board, pieces, moves, winner, reason, tb, g)
 
 
 @kernel
-def masks(to_move, chain, pieces, moves, out, rows, *tables):
-    tb = KernelTables(*tables)
+def masks(buf, dims, out, rows, tbuf, tdims):
+    to_move, chain, pieces, moves = _mask_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     for g in range(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
 
 @parallel_kernel
-def masks_parallel(to_move, chain, pieces, moves, out, rows, *tables):
-    tb = KernelTables(*tables)
+def masks_parallel(buf, dims, out, rows, tbuf, tdims):
+    to_move, chain, pieces, moves = _mask_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     for g in prange(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
 
 @kernel
-def counts(moves, chain, out):
+def counts(buf, dims, out):
+    _, chain, _, moves = _mask_views(buf, dims)
     for g in range(len(chain)):
         out[g] = count_moves(moves, chain, g)
 
 
 @kernel
-def random_actions(to_move, chain, pieces, moves, uniforms, out, *tables):
-    tb = KernelTables(*tables)
+def random_actions(buf, dims, uniforms, out, tbuf, tdims):
+    to_move, chain, pieces, moves = _mask_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     for g in range(len(out)):
         out[g] = random_move(to_move, chain, pieces, moves, tb, g, uniforms[g])[0]
 
 
 @kernel
-def legal(to_move, chain, pieces, moves, reason, actions, out, *tables):
-    tb = KernelTables(*tables)
+def legal(buf, dims, actions, out, tbuf, tdims):
+    to_move, chain, pieces, moves = _mask_views(buf, dims)
+    reason = state_views(buf, dims)[17]
+    tb = table_views(tbuf, tdims)
     for g in range(len(out)):
         out[g] = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g]) != -1
 
@@ -112,12 +126,12 @@ def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
 
 
 @kernel
-def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-         seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-         actions, info, slots, scratch, *tables):
+def step(buf, dims, actions, info, slots, scratch, tbuf, tdims):
     """Check, then apply ``actions``; returns ``OK`` or why nothing was applied. ``scratch``:
     int64 work array of ``SCRATCH`` entries."""
-    tb = KernelTables(*tables)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
@@ -129,11 +143,11 @@ def step(board, to_move, start_side, king_sq, chain, turn, key, history, last_ir
 
 
 @parallel_kernel
-def step_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
-                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, actions, info, slots, _scratch, *tables):
+def step_parallel(buf, dims, actions, info, slots, _scratch, tbuf, tdims):
     """:func:`step` with the games spread over threads (each task has its own work array)."""
-    tb = KernelTables(*tables)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
@@ -168,13 +182,13 @@ def _stopped_for_room(reason, played, max_steps):
 
 
 @kernel
-def play_random(board, to_move, start_side, king_sq, chain, turn, key, history,
-                last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                moves, winner, reason, rng, max_steps, played, info, scratch, *tables):
+def play_random(buf, dims, rng, max_steps, played, info, scratch, tbuf, tdims):
     """Random legal actions in every game until it ends, ``played[g]`` reaches ``max_steps`` or
     its history is full; returns whether some game stopped for room (grow it and call again).
     ``info`` and ``scratch``: int64 work arrays of ``INFO_WIDTH`` and ``SCRATCH`` entries."""
-    tb = KernelTables(*tables)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     for g in range(len(rng)):
         _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
@@ -183,12 +197,11 @@ def play_random(board, to_move, start_side, king_sq, chain, turn, key, history,
 
 
 @parallel_kernel
-def play_random_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
-                         last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
-                         pieces, moves, winner, reason, rng, max_steps, played, _info,
-                         _scratch, *tables):
+def play_random_parallel(buf, dims, rng, max_steps, played, _info, _scratch, tbuf, tdims):
     """:func:`play_random` with the games spread over threads (each task has its own work arrays)."""
-    tb = KernelTables(*tables)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
+    tb = table_views(tbuf, tdims)
     b = len(rng)
     for c in prange((b + CHUNK - 1) // CHUNK):
         info = np.empty(INFO_WIDTH, dtype=np.int64)

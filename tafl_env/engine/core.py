@@ -31,6 +31,7 @@ from ..rules import SIDES, RuleSet, side_index
 from . import _jit, search
 from . import batch as kernels
 from .audit import audit as _audit
+from .layout import pack_tables
 from .positions import full_key, line_bits, occupancy, parse_board, piece_slots
 from .state import NO_WINNER, RUNNING, State
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
@@ -119,7 +120,10 @@ class Engine:
     def __init__(self, rules: RuleSet, threads: int | None = None):
         self.rules = rules
         self.tables = t = Tables(rules)
-        self.kernel_tables = t.kernel_tables()
+        # One buffer for all tables (what kernels called from Python take: ``packed_tables``)
+        # and a KernelTables of views into it (what the search agents pass on).
+        tbuf, tdims, self.kernel_tables = pack_tables(t.kernel_tables())
+        self.packed_tables = (tbuf, tdims)
         self.n, self.s = t.n, t.s
         self.num_actions = t.num_actions
         self.pass_action = t.pass_action
@@ -131,6 +135,7 @@ class Engine:
         self._start = (board, king, line_bits(t, board[None])[0], occupancy(t, board), start_slots,
                        full_key(t, np.stack([board, board]), np.array([0, 1])))
         self._cache: dict = {}  # helper tables built on first use (observation encoders)
+        self._fresh: dict = {}  # (batch size, side) -> a fresh start State to copy
         # The serial step's work array. Kernels release the GIL, so two threads stepping with
         # one engine would share it: each thread gets its own.
         self._local = threading.local()
@@ -142,12 +147,12 @@ class Engine:
         return self._step_work(1)[1] if work is None else work[1]
 
     def _step_work(self, b: int) -> tuple:
-        """This thread's work arrays of a serial step of ``b`` games: ``(slots, scratch, *tables)``
-        (kept between calls: at B = 1 allocating them took a tenth of a step)."""
+        """This thread's work arrays of a serial step of ``b`` games: ``(slots, scratch, tbuf,
+        tdims)`` (kept between calls: at B = 1 allocating them took a tenth of a step)."""
         work = getattr(self._local, "work", None)
         if work is None or len(work[0]) != b:
             scratch = np.empty(SCRATCH, dtype=np.int64) if work is None else work[1]
-            work = self._local.work = (np.empty(b, dtype=np.intp), scratch, *self.kernel_tables)
+            work = self._local.work = (np.empty(b, dtype=np.intp), scratch, *self.packed_tables)
         return work
 
     @property
@@ -177,6 +182,9 @@ class Engine:
         """B fresh games from the variant's start, or from ``position`` (a fresh ``Q0``)."""
         b = _check_int(batch_size, "batch_size", 1, MAX_BATCH)
         side = self.rules.first_side if to_move is None else side_index(to_move)
+        fresh_key = (b, side) if position is None and b <= 64 else None
+        if fresh_key in self._fresh:   # small fresh batches are copied (a reset every game at B = 1)
+            return self._fresh[fresh_key].copy()
         if position is None:
             board, king, lines, occ, pieces, keys = self._start
             key = keys[side]
@@ -207,7 +215,9 @@ class Engine:
         )
         st.key[:] = key
         st.history[:, 0] = st.key
-        kernels.start_games(*st.arrays(), *self.kernel_tables)
+        kernels.start_games(st.buffer, st.dims, *self.packed_tables)
+        if fresh_key is not None:
+            self._fresh[fresh_key] = st.copy()
         return st
 
     def full_key(self, board: np.ndarray, to_move: np.ndarray) -> np.ndarray:
@@ -281,7 +291,7 @@ class Engine:
         return self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
 
     def _masks(self, state: State, out: np.ndarray, rows: np.ndarray) -> None:
-        args = (state.to_move, state.chain, state.pieces, state.moves, out, rows, *self.kernel_tables)
+        args = (state.buffer, state.dims, out, rows, *self.packed_tables)
         if self._parallel(len(state)):
             _jit.run_parallel(kernels.masks_parallel, self._threads, *args)
         else:
@@ -290,7 +300,7 @@ class Engine:
     def count_legal(self, state: State) -> np.ndarray:
         """(B,) number of legal actions (pass included)."""
         out = np.empty(len(state), dtype=np.int64)
-        kernels.counts(state.moves, state.chain, out)
+        kernels.counts(state.buffer, state.dims, out)
         return out
 
     def legal_actions(self, state: State, game: int = 0) -> np.ndarray:
@@ -301,16 +311,15 @@ class Engine:
     def random_actions(self, state: State, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per game (−1 for finished games)."""
         out = np.empty(len(state), dtype=np.intp)
-        kernels.random_actions(state.to_move, state.chain, state.pieces, state.moves,
-                               rng.random(len(state)), out, *self.kernel_tables)
+        kernels.random_actions(state.buffer, state.dims, rng.random(len(state)), out,
+                               *self.packed_tables)
         return out
 
     def check_legal(self, state: State, actions) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
         a = _actions_array(actions, len(state))
         out = np.empty(len(state), dtype=np.bool_)
-        kernels.legal(state.to_move, state.chain, state.pieces, state.moves, state.reason, a, out,
-                      *self.kernel_tables)
+        kernels.legal(state.buffer, state.dims, a, out, *self.packed_tables)
         return out
 
     # --- decoding ----------------------------------------------------------------------------
@@ -379,10 +388,10 @@ class Engine:
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
         while True:
             if self._parallel(b):
-                code = _jit.run_parallel(kernels.step_parallel, self._threads, *state.arrays(),
-                                         a, info, *self._step_work(b))
+                code = _jit.run_parallel(kernels.step_parallel, self._threads, state.buffer,
+                                         state.dims, a, info, *self._step_work(b))
             else:
-                code = kernels.step(*state.arrays(), a, info, *self._step_work(b))
+                code = kernels.step(state.buffer, state.dims, a, info, *self._step_work(b))
             if code == OK:
                 return StepInfo(info)
             if code != NEED_ROOM:
@@ -407,7 +416,7 @@ class Engine:
         played = np.zeros(b, dtype=np.int64)
         work = (np.empty(INFO_WIDTH, dtype=np.int64), np.empty(SCRATCH, dtype=np.int64))
         while True:
-            args = (*state.arrays(), seeds, limit, played, *work, *self.kernel_tables)
+            args = (state.buffer, state.dims, seeds, limit, played, *work, *self.packed_tables)
             if self._parallel(b):
                 full = _jit.run_parallel(kernels.play_random_parallel, self._threads, *args)
             else:

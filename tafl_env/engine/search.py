@@ -12,9 +12,9 @@ import numpy as np
 from ..errors import InvalidOptionError
 from ._jit import kernel
 from .movegen import count_moves
-from .rows import copy_full, list_actions, step_row
+from .layout import state_views, table_views
+from .rows import I_CHAIN, I_MOVES, copy_full, list_actions, step_row
 from .step import INFO_WIDTH, SCRATCH
-from .tables import KernelTables
 
 MAX_PERFT_DEPTH = 32
 """Deepest perft accepted; far beyond what finishes (perft grows by the branching factor, 10-200
@@ -26,16 +26,14 @@ exceeds this: hours of work at tens of millions of sequences per second."""
 
 
 @kernel
-def perft_search(board, to_move, start_side, king_sq, chain, turn, key, history,
-                 last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                 moves, winner, reason, depth, actions, count, next_index, info, scratch, *tables):
+def perft_search(buf, dims, depth, actions, count, next_index, info, scratch, tbuf, tdims):
     """perft(depth >= 2) of the game in row 0; rows 1 .. depth-1 are the search's plies.
 
     Work arrays: ``actions`` (depth, num_actions), ``count`` and ``next_index`` (depth,), ``info``
     (INFO_WIDTH,) and ``scratch`` (SCRATCH,), all int64."""
-    tb = KernelTables(*tables)
-    S = (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-         seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason)
+    tb = table_views(tbuf, tdims)
+    S = state_views(buf, dims)
+    chain, moves = S[I_CHAIN], S[I_MOVES]
     count[0] = list_actions(S, tb, 0, actions[0])
     total = 0
     ply = 0
@@ -77,4 +75,4 @@ def perft(engine, state, depth: int) -> int:
     work = (np.empty((depth, engine.num_actions), dtype=np.int64), np.zeros(depth, dtype=np.int64),
             np.zeros(depth, dtype=np.int64), np.empty(INFO_WIDTH, dtype=np.int64),
             np.empty(SCRATCH, dtype=np.int64))
-    return int(perft_search(*stack.arrays(), depth, *work, *engine.kernel_tables))
+    return int(perft_search(stack.buffer, stack.dims, depth, *work, *engine.packed_tables))

@@ -6,9 +6,9 @@ is a batch of one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-
 import numpy as np
+
+from .layout import STATE_FIELD_NAMES, state_arrays, state_dims
 
 # Result codes (``State.winner``).
 NO_WINNER, ATTACKER_WINS, DEFENDER_WINS, DRAW = -1, 0, 1, 2
@@ -21,7 +21,6 @@ REASON_NAMES = {RUNNING: None, KING_CAPTURED: "king_captured", ESCAPED: "escaped
                 TRUNCATED: "truncated"}
 
 
-@dataclass
 class State:
     """B games. Shapes: ``S = N*N`` squares, ``H`` turns of history capacity.
 
@@ -54,26 +53,56 @@ class State:
                     slot i may move k squares in direction d. All zero when the game is over.
         winner:     (B,) int8, -1 running, 0 attacker, 1 defender, 2 draw.
         reason:     (B,) int8, 0 running, else a reason code.
+
+    The arrays are views into one byte buffer (``State.buffer``, laid out by ``dims``:
+    :mod:`.layout`), so a kernel call passes two arguments instead of eighteen. Write into them
+    (``state.board[g] = ...``); they cannot be replaced (that would cut them off the buffer).
+    ``State(board=..., ...)`` copies the given arrays into a new buffer.
     """
 
-    board: np.ndarray
-    to_move: np.ndarray
-    start_side: np.ndarray
-    king_sq: np.ndarray
-    chain: np.ndarray
-    turn: np.ndarray
-    key: np.ndarray
-    history: np.ndarray
-    last_irreversible: np.ndarray
-    seen_keys: np.ndarray
-    seen_counts: np.ndarray
-    repeats: np.ndarray
-    lines: np.ndarray
-    occupancy: np.ndarray
-    pieces: np.ndarray
-    moves: np.ndarray
-    winner: np.ndarray
-    reason: np.ndarray
+
+    __slots__ = ("buffer", "dims", *STATE_FIELD_NAMES)
+
+    def __init__(self, *, board, to_move, start_side, king_sq, chain, turn, key, history,
+                 last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                 moves, winner, reason):
+        given = dict(board=board, to_move=to_move, start_side=start_side, king_sq=king_sq,
+                     chain=chain, turn=turn, key=key, history=history,
+                     last_irreversible=last_irreversible, seen_keys=seen_keys,
+                     seen_counts=seen_counts, repeats=repeats, lines=lines, occupancy=occupancy,
+                     pieces=pieces, moves=moves, winner=winner, reason=reason)
+        b, s1 = np.shape(board)
+        dims = state_dims(b, s1, np.shape(history)[1], np.shape(lines)[1],
+                          np.shape(occupancy)[2], np.shape(pieces)[2])
+        self._adopt(np.empty(int(dims[-1]), dtype=np.uint8), dims)
+        for name in STATE_FIELD_NAMES:
+            view = getattr(self, name)
+            value = np.asarray(given[name])
+            if value.shape != view.shape:
+                raise ValueError(f"State field {name} has shape {value.shape}, expected {view.shape}")
+            view[...] = value
+
+    def _adopt(self, buffer: np.ndarray, dims: np.ndarray) -> None:
+        """Make ``buffer`` (laid out by ``dims``) this State's storage and bind the field views."""
+        object.__setattr__(self, "buffer", buffer)
+        object.__setattr__(self, "dims", dims)
+        for name, view in zip(STATE_FIELD_NAMES, state_arrays(buffer, dims)):
+            object.__setattr__(self, name, view)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"State.{name} cannot be replaced: the arrays are views into one "
+                             f"buffer; write into them (state.{name}[...] = x) or build a new State")
+
+    def __reduce__(self):
+        return _rebuild, (self.buffer.copy(), self.dims.copy())
+
+    def __repr__(self) -> str:
+        return (f"State(batch_size={len(self)}, turns={self.turn.tolist()[:8]}"
+                f"{'…' if len(self) > 8 else ''}, history_capacity={self.history_capacity})")
+
+    def packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(buffer, dims)``: what the engine's kernels take instead of the 18 arrays."""
+        return self.buffer, self.dims
 
     @property
     def batch_size(self) -> int:
@@ -88,13 +117,17 @@ class State:
         return self.reason != RUNNING
 
     def copy(self) -> "State":
-        return State(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+        st = State.__new__(State)
+        st._adopt(self.buffer.copy(), self.dims.copy())
+        return st
+
+    def fields(self) -> dict:
+        """The arrays by name (views into the buffer), in ``State.arrays()`` order."""
+        return {name: getattr(self, name) for name in STATE_FIELD_NAMES}
 
     def take(self, index) -> "State":
         """A new, independent batch made of the games at ``index`` (ints, a slice or a mask)."""
-        if isinstance(index, slice):  # basic slicing would return views into this batch
-            return State(**{f.name: getattr(self, f.name)[index].copy() for f in fields(self)})
-        return State(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+        return State(**{name: arr[index] for name, arr in self.fields().items()})
 
     def put(self, index, other: "State") -> None:
         """Write the games of ``other`` into rows ``index`` of this batch (e.g. to reset them)."""
@@ -104,12 +137,36 @@ class State:
             other = other.copy()
             other.grow_slots(self.pieces.shape[2])
             other.grow_history(self.history.shape[1])
-        for f in fields(self):
-            getattr(self, f.name)[index] = getattr(other, f.name)
+        for name in STATE_FIELD_NAMES:
+            getattr(self, name)[index] = getattr(other, name)
 
     @property
     def history_capacity(self) -> int:
         return self.history.shape[1]
+
+    def _resized(self, history: int | None = None, slots: int | None = None) -> None:
+        """Move into a new buffer with room for ``history`` positions and ``slots`` pieces per
+        side: the arrays are copied (new piece slots empty, new history zero)."""
+        b, s1, h, nl, n, p = (int(x) for x in self.dims[:6])
+        h, p = history or h, slots or p
+        old = self.fields()
+        self._adopt(np.zeros(int(state_dims(b, s1, h, nl, n, p)[-1]), dtype=np.uint8),
+                    state_dims(b, s1, h, nl, n, p))
+        for name, arr in old.items():
+            if name in ("seen_keys", "seen_counts"):
+                continue   # rebuilt below when the history grew, else copied
+            view = getattr(self, name)
+            view[tuple(slice(0, d) for d in arr.shape)] = arr
+        if slots is not None:
+            self.pieces[:, :, old["pieces"].shape[2]:] = s1 - 1
+        if history is None:
+            self.seen_keys[...] = old["seen_keys"]
+            self.seen_counts[...] = old["seen_counts"]
+        else:
+            # The hash tables are indexed modulo their size: rebuild them at the new size.
+            from .turns import rebuild_seen  # noqa: PLC0415 (turns imports this module)
+            rebuild_seen(self.history, self.turn, self.last_irreversible, self.seen_keys,
+                         self.seen_counts)
 
     def grow_history(self, capacity: int) -> None:
         """Make room for at least ``capacity`` recorded positions per game (a power of two)."""
@@ -119,29 +176,16 @@ class State:
         new = old
         while new < capacity:
             new *= 2
-        history = np.zeros((len(self), new), dtype=self.history.dtype)
-        history[:, :old] = self.history
-        self.history = history
-        # The hash tables are indexed modulo their size: rebuild them at the new size.
-        from .turns import rebuild_seen  # noqa: PLC0415 (turns imports this module)
-        self.seen_keys = np.zeros((len(self), 2 * new), dtype=np.uint64)
-        self.seen_counts = np.zeros((len(self), 2 * new), dtype=np.int32)
-        rebuild_seen(self.history, self.turn, self.last_irreversible, self.seen_keys, self.seen_counts)
+        self._resized(history=new)
 
     def grow_slots(self, slots: int) -> None:
         """Make room for ``slots`` pieces per side (empty slots hold the sentinel square S)."""
-        p = self.pieces.shape[2]
-        if slots <= p:
-            return
-        sentinel = self.board.shape[1] - 1
-        pieces = np.full(self.pieces.shape[:2] + (slots,), sentinel, dtype=self.pieces.dtype)
-        pieces[:, :, :p] = self.pieces
-        moves = np.zeros((self.moves.shape[0], slots, 4), dtype=self.moves.dtype)
-        moves[:, :p] = self.moves
-        self.pieces, self.moves = pieces, moves
+        if slots > self.pieces.shape[2]:
+            self._resized(slots=slots)
 
     def arrays(self) -> tuple:
-        """The arrays in the order the compiled kernels take them (see ``engine.kernels``)."""
+        """The arrays (views into the buffer) in ``layout.STATE_FIELDS`` order, as the search
+        kernels take them (one tuple)."""
         return (self.board, self.to_move, self.start_side, self.king_sq, self.chain, self.turn,
                 self.key, self.history, self.last_irreversible, self.seen_keys, self.seen_counts,
                 self.repeats, self.lines, self.occupancy, self.pieces, self.moves, self.winner,
@@ -154,5 +198,11 @@ class State:
         for s in states:
             s.grow_history(width)
             s.grow_slots(slots)
-        return State(**{f.name: np.concatenate([getattr(s, f.name) for s in states])
-                        for f in fields(State)})
+        return State(**{name: np.concatenate([getattr(s, name) for s in states])
+                        for name in STATE_FIELD_NAMES})
+
+
+def _rebuild(buffer: np.ndarray, dims: np.ndarray) -> State:
+    st = State.__new__(State)
+    st._adopt(buffer, dims)
+    return st
