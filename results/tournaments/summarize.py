@@ -6,7 +6,7 @@ the random < greedy < MCTS check; prune records/ to the first game of each leg.
 Per-side ratings: every (agent, side) is a separate player ("greedy@attacker", ...), fitted with
 agents.evaluate.elo_ratings (Bradley-Terry, no side term: attacker-players only meet
 defender-players, so ratings are comparable within one side only); each side is anchored on
-random's rating for that side (random = 0), with the tournament's bootstrap for the 95% intervals.
+random's rating for that side (random = 0), with profile-likelihood 95% intervals (agents/ratings.py).
 A discussion written by hand follows the marker line and is kept on rewrite.
 """
 
@@ -103,9 +103,17 @@ def summarize(variant: str) -> dict:
     for leg in res["legs"]:
         L.append(f"| {leg['leg']} | {leg['attacker']} | {leg['defender']} | {leg['seed']} | {leg['games']} "
                  f"| {leg['seconds']:.0f} |")
+    if "time_per_move" in res:
+        L += ["", "## Time per move", "", "Thinking time of each agent over all its moves (one game of a leg "
+              "at a time per agent call; a batched agent's time is shared by the games it moved in).", "",
+              "| agent | spec | moves | ms per move |", "|---|---|---:|---:|"]
+        for n, t in res["time_per_move"].items():
+            L.append(f"| {n} | `{specs[n]}` | {t['moves']} | {t['ms_per_move']:.2f} |")
+    ratings = res["ratings"]
+    how = (f"95% {ratings['intervals']} intervals" if "intervals" in ratings else
+           f"95% bootstrap intervals ({ratings['bootstrap']} replicates, stratified by pairing)")
     L += ["", "## Ratings overall", "",
-          "Bradley–Terry Elo with a side term (agents/evaluate.py), anchored on random = 0, 95% bootstrap "
-          f"intervals ({res['ratings']['bootstrap']} replicates, stratified by pairing).", "",
+          f"Bradley–Terry Elo with a side term (agents/evaluate.py), anchored on random = 0, {how}.", "",
           "| agent | spec | Elo | 95% interval | games | score |", "|---|---|---:|---|---:|---:|"]
     for r in res["ratings"]["ratings"]:
         L.append(f"| {r['name']} | `{specs[r['name']]}` | {r['rating']:.0f} | {fmt_iv(r['low'], r['high'])} "

@@ -6,7 +6,7 @@ threads.
 The parallel bodies call compiled per-game functions only (no slice assignments of their own,
 which numba would turn into nested parallel loops).
 
-Each takes the State as its buffer and dims (``State.packed()``) and the engine's tables likewise
+Each takes the State as its one buffer (``State.buffer``) and the engine's tables likewise
 (``Engine.packed_tables``), and rebuilds the arrays inside (:mod:`.layout`): numba checks every
 argument of a call, about 0.1 µs an array, which at B = 1 cost more than the move.
 
@@ -33,60 +33,60 @@ CHUNK = 64   # games per task of a prange loop (each task allocates its work arr
 
 
 @leaf
-def _mask_views(buf, dims):
+def _mask_views(buf):
     """The four arrays move listing reads: to_move, chain, pieces, moves."""
-    v = state_views(buf, dims)
+    v = state_views(buf)
     return v[1], v[4], v[14], v[15]
 
 
 @kernel
-def start_games(buf, dims, tbuf, tdims):
+def start_games(buf, tbuf):
     """Record the first position of fresh games, generate their moves, and end those whose side
     to move has none."""
     (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    tb = table_views(tbuf)
     for g in range(len(key)):
         record_seen(seen_keys, seen_counts, g, key[g])
         judge_fresh(to_move, chain, lines, board, pieces, moves, winner, reason, tb, g)
 
 
 @kernel
-def masks(buf, dims, out, rows, tbuf, tdims):
-    to_move, chain, pieces, moves = _mask_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+def masks(buf, out, rows, tbuf):
+    to_move, chain, pieces, moves = _mask_views(buf)
+    tb = table_views(tbuf)
     for g in range(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
 
 @parallel_kernel
-def masks_parallel(buf, dims, out, rows, tbuf, tdims):
-    to_move, chain, pieces, moves = _mask_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+def masks_parallel(buf, out, rows, tbuf):
+    to_move, chain, pieces, moves = _mask_views(buf)
+    tb = table_views(tbuf)
     for g in prange(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
 
 @kernel
-def counts(buf, dims, out):
-    _, chain, _, moves = _mask_views(buf, dims)
+def counts(buf, out):
+    _, chain, _, moves = _mask_views(buf)
     for g in range(len(chain)):
         out[g] = count_moves(moves, chain, g)
 
 
 @kernel
-def random_actions(buf, dims, uniforms, out, tbuf, tdims):
-    to_move, chain, pieces, moves = _mask_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+def random_actions(buf, uniforms, out, tbuf):
+    to_move, chain, pieces, moves = _mask_views(buf)
+    tb = table_views(tbuf)
     for g in range(len(out)):
         out[g] = random_move(to_move, chain, pieces, moves, tb, g, uniforms[g])[0]
 
 
 @kernel
-def legal(buf, dims, actions, out, tbuf, tdims):
-    to_move, chain, pieces, moves = _mask_views(buf, dims)
-    reason = state_views(buf, dims)[17]
-    tb = table_views(tbuf, tdims)
+def legal(buf, actions, out, tbuf):
+    to_move, chain, pieces, moves = _mask_views(buf)
+    reason = state_views(buf)[17]
+    tb = table_views(tbuf)
     for g in range(len(out)):
         out[g] = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g]) != -1
 
@@ -126,12 +126,12 @@ def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
 
 
 @kernel
-def step(buf, dims, actions, info, slots, scratch, tbuf, tdims):
+def step(buf, actions, info, slots, scratch, tbuf):
     """Check, then apply ``actions``; returns ``OK`` or why nothing was applied. ``scratch``:
     int64 work array of ``SCRATCH`` entries."""
     (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    tb = table_views(tbuf)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
@@ -143,11 +143,11 @@ def step(buf, dims, actions, info, slots, scratch, tbuf, tdims):
 
 
 @parallel_kernel
-def step_parallel(buf, dims, actions, info, slots, _scratch, tbuf, tdims):
+def step_parallel(buf, actions, info, slots, _scratch, tbuf):
     """:func:`step` with the games spread over threads (each task has its own work array)."""
     (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    tb = table_views(tbuf)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
@@ -182,13 +182,13 @@ def _stopped_for_room(reason, played, max_steps):
 
 
 @kernel
-def play_random(buf, dims, rng, max_steps, played, info, scratch, tbuf, tdims):
+def play_random(buf, rng, max_steps, played, info, scratch, tbuf):
     """Random legal actions in every game until it ends, ``played[g]`` reaches ``max_steps`` or
     its history is full; returns whether some game stopped for room (grow it and call again).
     ``info`` and ``scratch``: int64 work arrays of ``INFO_WIDTH`` and ``SCRATCH`` entries."""
     (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    tb = table_views(tbuf)
     for g in range(len(rng)):
         _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
@@ -197,11 +197,11 @@ def play_random(buf, dims, rng, max_steps, played, info, scratch, tbuf, tdims):
 
 
 @parallel_kernel
-def play_random_parallel(buf, dims, rng, max_steps, played, _info, _scratch, tbuf, tdims):
+def play_random_parallel(buf, rng, max_steps, played, _info, _scratch, tbuf):
     """:func:`play_random` with the games spread over threads (each task has its own work arrays)."""
     (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf, dims)
-    tb = table_views(tbuf, tdims)
+     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    tb = table_views(tbuf)
     b = len(rng)
     for c in prange((b + CHUNK - 1) // CHUNK):
         info = np.empty(INFO_WIDTH, dtype=np.int64)

@@ -10,9 +10,10 @@ Where each rule lives (RULES.md §3-§6):
 - :mod:`.movegen` — slides, jumps, legal masks, counts and random choice;
 - :mod:`.captures` — custodial capture, the king's capture, encirclement, berserk continuations;
 - :mod:`.turns` — the turn's end: repetition, no legal move, the move cap;
-- :mod:`.step` — one move from start to end, and the batched kernels;
+- :mod:`.step` — one move from start to end; :mod:`.batch` — the kernels called from Python;
 - :mod:`.search` — perft as a compiled depth-first search;
-- :mod:`.positions` and :mod:`.audit` — boards in and out, and the consistency check.
+- :mod:`.positions` and :mod:`.audit` — boards in and out, and the consistency check;
+- :mod:`.layout` — how a State and the tables each sit in one buffer (one kernel argument each).
 
 The kernels read the rules only through :meth:`Tables.kernel_tables`; this class checks what
 callers hand in, turns kernel answers into errors that name what was wrong, and never leaves a
@@ -122,8 +123,7 @@ class Engine:
         self.tables = t = Tables(rules)
         # One buffer for all tables (what kernels called from Python take: ``packed_tables``)
         # and a KernelTables of views into it (what the search agents pass on).
-        tbuf, tdims, self.kernel_tables = pack_tables(t.kernel_tables())
-        self.packed_tables = (tbuf, tdims)
+        self.packed_tables, self.kernel_tables = pack_tables(t.kernel_tables())
         self.n, self.s = t.n, t.s
         self.num_actions = t.num_actions
         self.pass_action = t.pass_action
@@ -147,12 +147,12 @@ class Engine:
         return self._step_work(1)[1] if work is None else work[1]
 
     def _step_work(self, b: int) -> tuple:
-        """This thread's work arrays of a serial step of ``b`` games: ``(slots, scratch, tbuf,
-        tdims)`` (kept between calls: at B = 1 allocating them took a tenth of a step)."""
+        """This thread's work arrays of a serial step of ``b`` games: ``(slots, scratch,
+        packed_tables)`` (kept between calls: at B = 1 allocating them took a tenth of a step)."""
         work = getattr(self._local, "work", None)
         if work is None or len(work[0]) != b:
             scratch = np.empty(SCRATCH, dtype=np.int64) if work is None else work[1]
-            work = self._local.work = (np.empty(b, dtype=np.intp), scratch, *self.packed_tables)
+            work = self._local.work = (np.empty(b, dtype=np.intp), scratch, self.packed_tables)
         return work
 
     @property
@@ -215,7 +215,7 @@ class Engine:
         )
         st.key[:] = key
         st.history[:, 0] = st.key
-        kernels.start_games(st.buffer, st.dims, *self.packed_tables)
+        kernels.start_games(st.buffer, self.packed_tables)
         if fresh_key is not None:
             self._fresh[fresh_key] = st.copy()
         return st
@@ -291,7 +291,7 @@ class Engine:
         return self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
 
     def _masks(self, state: State, out: np.ndarray, rows: np.ndarray) -> None:
-        args = (state.buffer, state.dims, out, rows, *self.packed_tables)
+        args = (state.buffer, out, rows, self.packed_tables)
         if self._parallel(len(state)):
             _jit.run_parallel(kernels.masks_parallel, self._threads, *args)
         else:
@@ -300,7 +300,7 @@ class Engine:
     def count_legal(self, state: State) -> np.ndarray:
         """(B,) number of legal actions (pass included)."""
         out = np.empty(len(state), dtype=np.int64)
-        kernels.counts(state.buffer, state.dims, out)
+        kernels.counts(state.buffer, out)
         return out
 
     def legal_actions(self, state: State, game: int = 0) -> np.ndarray:
@@ -311,15 +311,14 @@ class Engine:
     def random_actions(self, state: State, rng: np.random.Generator) -> np.ndarray:
         """A uniformly random legal action per game (−1 for finished games)."""
         out = np.empty(len(state), dtype=np.intp)
-        kernels.random_actions(state.buffer, state.dims, rng.random(len(state)), out,
-                               *self.packed_tables)
+        kernels.random_actions(state.buffer, rng.random(len(state)), out, self.packed_tables)
         return out
 
     def check_legal(self, state: State, actions) -> np.ndarray:
         """(B,) bool: the action is legal (finished games: never)."""
         a = _actions_array(actions, len(state))
         out = np.empty(len(state), dtype=np.bool_)
-        kernels.legal(state.buffer, state.dims, a, out, *self.packed_tables)
+        kernels.legal(state.buffer, a, out, self.packed_tables)
         return out
 
     # --- decoding ----------------------------------------------------------------------------
@@ -388,10 +387,10 @@ class Engine:
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
         while True:
             if self._parallel(b):
-                code = _jit.run_parallel(kernels.step_parallel, self._threads, state.buffer,
-                                         state.dims, a, info, *self._step_work(b))
+                code = _jit.run_parallel(kernels.step_parallel, self._threads, state.buffer, a,
+                                         info, *self._step_work(b))
             else:
-                code = kernels.step(state.buffer, state.dims, a, info, *self._step_work(b))
+                code = kernels.step(state.buffer, a, info, *self._step_work(b))
             if code == OK:
                 return StepInfo(info)
             if code != NEED_ROOM:
@@ -416,7 +415,7 @@ class Engine:
         played = np.zeros(b, dtype=np.int64)
         work = (np.empty(INFO_WIDTH, dtype=np.int64), np.empty(SCRATCH, dtype=np.int64))
         while True:
-            args = (state.buffer, state.dims, seeds, limit, played, *work, *self.packed_tables)
+            args = (state.buffer, seeds, limit, played, *work, self.packed_tables)
             if self._parallel(b):
                 full = _jit.run_parallel(kernels.play_random_parallel, self._threads, *args)
             else:

@@ -4,13 +4,13 @@ Numba checks the type of every argument of a call, about 0.1 µs an array. A ste
 State's 18 arrays and the tables' 10 one by one spent 3 µs on that alone, several times the move
 itself at B = 1. So a State keeps all its arrays as views into one byte buffer (field after
 field, each block C-contiguous and 8-byte aligned), the tables likewise, and the kernels called
-from Python take ``(buffer, dims)`` pairs and rebuild the views inside (:func:`state_views`,
+from Python take the buffers and rebuild the views inside (:func:`state_views`,
 :func:`table_views`), which costs a few instructions.
 
-``dims`` is an int64 vector: the sizes the shapes are made of, then the byte offset of every
-block. Python computes it (:func:`state_dims`, :func:`pack_tables`); the compiled unpackers read
-it; ``tests/test_compiled_engine.py`` checks that both see the same arrays.
-"""
+Each buffer begins with its ``dims``, an int64 header: the sizes the shapes are made of, then the
+byte offset of every block (and, for a State, the buffer's length). Python computes it
+(:func:`state_dims`, :func:`pack_tables`); the compiled unpackers read it;
+``tests/test_compiled_engine.py`` checks that both see the same arrays."""
 
 from __future__ import annotations
 
@@ -49,6 +49,7 @@ STATE_FIELD_NAMES = tuple(name for name, _, _ in STATE_FIELDS)
 STATE_SIZES = ("B", "S1", "H", "L", "N", "P")
 _ALIGN = 8
 _ITEMSIZES = tuple(np.dtype(dtype).itemsize for _, dtype, _ in STATE_FIELDS)
+STATE_HEADER = len(STATE_SIZES) + len(STATE_FIELDS) + 1   # int64 entries of a State's dims
 
 
 def _block(nbytes: int) -> int:
@@ -62,19 +63,32 @@ def state_shapes(sizes: dict) -> list[tuple]:
 
 
 def state_dims(b: int, s1: int, h: int, nl: int, n: int, p: int) -> np.ndarray:
-    """The dims vector of a State buffer: the six sizes, every field's byte offset, then the
+    """The dims header of a State buffer: the six sizes, every field's byte offset, then the
     buffer's length in bytes."""
     shapes = state_shapes(dict(B=b, S1=s1, H=h, L=nl, N=n, P=p))
-    offsets, at = [], 0
+    offsets, at = [], 8 * STATE_HEADER
     for itemsize, shape in zip(_ITEMSIZES, shapes):
         offsets.append(at)
         at += _block(math.prod(shape) * itemsize)
     return np.array([b, s1, h, nl, n, p, *offsets, at], dtype=np.int64)
 
 
-def state_arrays(buffer: np.ndarray, dims: np.ndarray) -> tuple:
+def new_state_buffer(dims: np.ndarray) -> np.ndarray:
+    """A zeroed State buffer laid out by ``dims``, the header written."""
+    buffer = np.zeros(int(dims[-1]), dtype=np.uint8)
+    header_of(buffer)[:] = dims
+    return buffer
+
+
+def header_of(buffer: np.ndarray) -> np.ndarray:
+    """The dims header of a State buffer (a view)."""
+    return buffer[:8 * STATE_HEADER].view(np.int64)
+
+
+def state_arrays(buffer: np.ndarray) -> tuple:
     """The State's arrays as numpy views into ``buffer``, in ``STATE_FIELDS`` order."""
-    return tuple(np.ndarray(shape, dtype, buffer, offset) for shape, dtype, offset in _views_of(dims))
+    return tuple(np.ndarray(shape, dtype, buffer, offset)
+                 for shape, dtype, offset in _views_spec(tuple(header_of(buffer).tolist())))
 
 
 @functools.lru_cache(maxsize=256)
@@ -84,13 +98,10 @@ def _views_spec(d: tuple) -> tuple:
                  for i, ((_, dtype, _), shape) in enumerate(zip(STATE_FIELDS, shapes)))
 
 
-def _views_of(dims: np.ndarray) -> tuple:
-    return _views_spec(tuple(dims.tolist()))
-
-
 @leaf
-def state_views(buf, dims):
+def state_views(buf):
     """The compiled twin of :func:`state_arrays`: the 18 arrays of the State in ``buf``."""
+    dims = buf[:8 * STATE_HEADER].view(np.int64)
     b, s1, h, nl, n, p = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]
     o = dims[6:]
     return (buf[o[0]:o[0] + b * s1].view(np.int8).reshape((b, s1)),
@@ -115,6 +126,7 @@ def state_views(buf, dims):
 
 # --- the tables -----------------------------------------------------------------------------------
 # (field of KernelTables, shape in the sizes S1, K = N-1, N, C = piece codes).
+TABLE_HEADER = 4 + len(KernelTables._fields)   # int64 entries: S1, K, N, C, the offsets
 TABLE_LAYOUT = {
     "params": (np.int64, (NUM_PARAMS,)), "flags": (np.uint8, ("S1",)),
     "nbr": (np.int64, ("S1", 8)), "dest": (np.int64, ("S1", 4, "K")),
@@ -124,9 +136,9 @@ TABLE_LAYOUT = {
 }
 
 
-def pack_tables(tables: KernelTables) -> tuple[np.ndarray, np.ndarray, KernelTables]:
-    """Copy ``tables`` into one buffer: ``(buffer, dims, views)``; ``views`` is a KernelTables of
-    numpy views into the buffer (what the search agents pass on). dims: S1, K, N, C, then the
+def pack_tables(tables: KernelTables) -> tuple[np.ndarray, KernelTables]:
+    """Copy ``tables`` into one buffer: ``(buffer, views)``; ``views`` is a KernelTables of numpy
+    views into the buffer (what the search agents pass on). The header: S1, K, N, C, then the
     byte offset of every table."""
     s1, c = tables.flags.shape[0], tables.jumper.shape[0]
     k, n = tables.dest.shape[2], tables.edge_rows.shape[0]
@@ -140,23 +152,24 @@ def pack_tables(tables: KernelTables) -> tuple[np.ndarray, np.ndarray, KernelTab
             raise ValueError(f"kernel table {name} is {arr.dtype} {arr.shape}, expected "
                              f"{np.dtype(dtype)} {want}")
         arrays.append(arr)
-    offsets, at = [], 0
+    offsets, at = [], 8 * TABLE_HEADER
     for arr in arrays:
         offsets.append(at)
         at += _block(arr.nbytes)
     buffer = np.zeros(at, dtype=np.uint8)
+    buffer[:8 * TABLE_HEADER].view(np.int64)[:] = [s1, k, n, c, *offsets]
     views = []
     for arr, start in zip(arrays, offsets):
         view = buffer[start:start + arr.nbytes].view(arr.dtype).reshape(arr.shape)
         view[...] = arr
         views.append(view)
-    dims = np.array([s1, k, n, c, *offsets], dtype=np.int64)
-    return buffer, dims, KernelTables(*views)
+    return buffer, KernelTables(*views)
 
 
 @leaf
-def table_views(buf, dims):
+def table_views(buf):
     """The compiled twin of :func:`pack_tables`'s views: the KernelTables in ``buf``."""
+    dims = buf[:8 * TABLE_HEADER].view(np.int64)
     s1, k, n, c = dims[0], dims[1], dims[2], dims[3]
     o = dims[4:]
     return KernelTables(

@@ -26,13 +26,13 @@ exceeds this: hours of work at tens of millions of sequences per second."""
 
 
 @kernel
-def perft_search(buf, dims, depth, actions, count, next_index, info, scratch, tbuf, tdims):
+def perft_search(buf, depth, actions, count, next_index, info, scratch, tbuf):
     """perft(depth >= 2) of the game in row 0; rows 1 .. depth-1 are the search's plies.
 
     Work arrays: ``actions`` (depth, num_actions), ``count`` and ``next_index`` (depth,), ``info``
     (INFO_WIDTH,) and ``scratch`` (SCRATCH,), all int64."""
-    tb = table_views(tbuf, tdims)
-    S = state_views(buf, dims)
+    tb = table_views(tbuf)
+    S = state_views(buf)
     chain, moves = S[I_CHAIN], S[I_MOVES]
     count[0] = list_actions(S, tb, 0, actions[0])
     total = 0
@@ -75,4 +75,4 @@ def perft(engine, state, depth: int) -> int:
     work = (np.empty((depth, engine.num_actions), dtype=np.int64), np.zeros(depth, dtype=np.int64),
             np.zeros(depth, dtype=np.int64), np.empty(INFO_WIDTH, dtype=np.int64),
             np.empty(SCRATCH, dtype=np.int64))
-    return int(perft_search(stack.buffer, stack.dims, depth, *work, *engine.packed_tables))
+    return int(perft_search(stack.buffer, depth, *work, engine.packed_tables))

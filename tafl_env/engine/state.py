@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import STATE_FIELD_NAMES, state_arrays, state_dims
+from .layout import STATE_FIELD_NAMES, header_of, new_state_buffer, state_arrays, state_dims
 
 # Result codes (``State.winner``).
 NO_WINNER, ATTACKER_WINS, DEFENDER_WINS, DRAW = -1, 0, 1, 2
@@ -54,8 +54,8 @@ class State:
         winner:     (B,) int8, -1 running, 0 attacker, 1 defender, 2 draw.
         reason:     (B,) int8, 0 running, else a reason code.
 
-    The arrays are views into one byte buffer (``State.buffer``, laid out by ``dims``:
-    :mod:`.layout`), so a kernel call passes two arguments instead of eighteen. Write into them
+    The arrays are views into one byte buffer (``State.buffer``, laid out by its header
+    ``State.dims``: :mod:`.layout`), so a kernel call passes one argument instead of eighteen. Write into them
     (``state.board[g] = ...``); they cannot be replaced (that would cut them off the buffer).
     ``State(board=..., ...)`` copies the given arrays into a new buffer.
     """
@@ -74,7 +74,7 @@ class State:
         b, s1 = np.shape(board)
         dims = state_dims(b, s1, np.shape(history)[1], np.shape(lines)[1],
                           np.shape(occupancy)[2], np.shape(pieces)[2])
-        self._adopt(np.empty(int(dims[-1]), dtype=np.uint8), dims)
+        self._adopt(new_state_buffer(dims))
         for name in STATE_FIELD_NAMES:
             view = getattr(self, name)
             value = np.asarray(given[name])
@@ -82,11 +82,11 @@ class State:
                 raise ValueError(f"State field {name} has shape {value.shape}, expected {view.shape}")
             view[...] = value
 
-    def _adopt(self, buffer: np.ndarray, dims: np.ndarray) -> None:
-        """Make ``buffer`` (laid out by ``dims``) this State's storage and bind the field views."""
+    def _adopt(self, buffer: np.ndarray) -> None:
+        """Make ``buffer`` (laid out by its header) this State's storage and bind the views."""
         object.__setattr__(self, "buffer", buffer)
-        object.__setattr__(self, "dims", dims)
-        for name, view in zip(STATE_FIELD_NAMES, state_arrays(buffer, dims)):
+        object.__setattr__(self, "dims", header_of(buffer))
+        for name, view in zip(STATE_FIELD_NAMES, state_arrays(buffer)):
             object.__setattr__(self, name, view)
 
     def __setattr__(self, name, value):
@@ -94,15 +94,12 @@ class State:
                              f"buffer; write into them (state.{name}[...] = x) or build a new State")
 
     def __reduce__(self):
-        return _rebuild, (self.buffer.copy(), self.dims.copy())
+        return _rebuild, (self.buffer.copy(),)
 
     def __repr__(self) -> str:
         return (f"State(batch_size={len(self)}, turns={self.turn.tolist()[:8]}"
                 f"{'…' if len(self) > 8 else ''}, history_capacity={self.history_capacity})")
 
-    def packed(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(buffer, dims)``: what the engine's kernels take instead of the 18 arrays."""
-        return self.buffer, self.dims
 
     @property
     def batch_size(self) -> int:
@@ -118,7 +115,7 @@ class State:
 
     def copy(self) -> "State":
         st = State.__new__(State)
-        st._adopt(self.buffer.copy(), self.dims.copy())
+        st._adopt(self.buffer.copy())
         return st
 
     def fields(self) -> dict:
@@ -150,8 +147,7 @@ class State:
         b, s1, h, nl, n, p = (int(x) for x in self.dims[:6])
         h, p = history or h, slots or p
         old = self.fields()
-        self._adopt(np.zeros(int(state_dims(b, s1, h, nl, n, p)[-1]), dtype=np.uint8),
-                    state_dims(b, s1, h, nl, n, p))
+        self._adopt(new_state_buffer(state_dims(b, s1, h, nl, n, p)))
         for name, arr in old.items():
             if name in ("seen_keys", "seen_counts"):
                 continue   # rebuilt below when the history grew, else copied
@@ -202,7 +198,7 @@ class State:
                         for name in STATE_FIELD_NAMES})
 
 
-def _rebuild(buffer: np.ndarray, dims: np.ndarray) -> State:
+def _rebuild(buffer: np.ndarray) -> State:
     st = State.__new__(State)
-    st._adopt(buffer, dims)
+    st._adopt(buffer)
     return st
