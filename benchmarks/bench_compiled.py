@@ -213,6 +213,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=2.0, help="timed seconds per row (default 2)")
     p.add_argument("--perft-timeout", type=float, default=300, help="seconds before a perft row gives up")
     p.add_argument("--write", action="store_true", help=f"append the section to {DEFAULT_OUT.name}")
+    p.add_argument("--heading", default="Compiled engine against the numpy engine",
+                   help="section heading in RESULTS.md (a run against an earlier compiled "
+                        "checkout gets its own)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from tafl_env.bench import append_section, machine_info
@@ -243,8 +246,9 @@ def main(argv: list[str] | None = None) -> int:
         info = machine_info("numba")
         notes = [f"before: {args.base} (`git -C {args.base} rev-parse --short HEAD`: "
                  f"{subprocess.run(['git', '-C', str(args.base), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()})"] if args.base else []
-        append_section(DEFAULT_OUT, "Compiled engine against the numpy engine", info,
-                       "python benchmarks/bench_compiled.py" + (f" --base {args.base}" if args.base else ""),
+        append_section(DEFAULT_OUT, args.heading, info,
+                       "python benchmarks/bench_compiled.py" + (f" --base {args.base}" if args.base else "")
+                       + (f" --heading '{args.heading}'" if args.heading != p.get_default("heading") else ""),
                        table, tuple(notes))
     return 0
 

@@ -320,7 +320,10 @@ def test_mask_buffers_of_the_wrong_kind_are_refused_by_name():
 
 # --- one buffer per State and per table set (engine/layout.py) ---------------------------------
 
-@numba.njit
+_ENGINE_BUILD = numba.njit(_nrt=False, nogil=True, error_model="numpy")   # as engine kernels, uncached
+
+
+@_ENGINE_BUILD
 def _probe(views, out):
     """Size, rank, shape, first and last element of every array of ``views``, as the kernels see them."""
     i = 0
@@ -334,12 +337,12 @@ def _probe(views, out):
         i += 1
 
 
-@numba.njit
+@_ENGINE_BUILD
 def _probe_state(buf, out):
     _probe(state_views(buf), out)
 
 
-@numba.njit
+@_ENGINE_BUILD
 def _probe_tables(buf, out):
     _probe(table_views(buf), out)
 

@@ -6,9 +6,13 @@ threads.
 The parallel bodies call compiled per-game functions only (no slice assignments of their own,
 which numba would turn into nested parallel loops).
 
-Each takes the State as its one buffer (``State.buffer``) and the engine's tables likewise
-(``Engine.packed_tables``), and rebuilds the arrays inside (:mod:`.layout`): numba checks every
-argument of a call, about 0.1 µs an array, which at B = 1 cost more than the move.
+The serial ones take the State as its one buffer (``State.buffer``) and the engine's tables
+likewise (``Engine.packed_tables``) and rebuild the arrays inside (:mod:`.layout`): numba checks
+every argument of a call, about 0.1 µs an array, which at B = 1 cost more than the move. The
+``prange`` builds run only for batches of thousands, where that cost is nothing, and take the
+arrays one by one (``*State.arrays()``, ``*Engine.kernel_tables``): numba cannot hand arrays
+from a function compiled without reference counting to a parallel kernel, and building the
+views inline in every kernel made the cold compile 70% longer.
 
 The step checks the whole batch before it changes anything: an illegal action, or a history
 with no room for one more turn, returns early with the state untouched, so the caller can raise
@@ -26,7 +30,7 @@ from .state import RUNNING
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
                    SCRATCH, action_slot, next_random, step_game)
 from .layout import state_views, table_views
-from .tables import P_S
+from .tables import P_S, KernelTables
 from .turns import judge_fresh, record_seen
 
 CHUNK = 64   # games per task of a prange loop (each task allocates its work arrays once)
@@ -60,9 +64,8 @@ def masks(buf, out, rows, tbuf):
 
 
 @parallel_kernel
-def masks_parallel(buf, out, rows, tbuf):
-    to_move, chain, pieces, moves = _mask_views(buf)
-    tb = table_views(tbuf)
+def masks_parallel(to_move, chain, pieces, moves, out, rows, *tables):
+    tb = KernelTables(*tables)
     for g in prange(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
@@ -143,11 +146,11 @@ def step(buf, actions, info, slots, scratch, tbuf):
 
 
 @parallel_kernel
-def step_parallel(buf, actions, info, slots, _scratch, tbuf):
+def step_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
+                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                  moves, winner, reason, actions, info, slots, *tables):
     """:func:`step` with the games spread over threads (each task has its own work array)."""
-    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
-    tb = table_views(tbuf)
+    tb = KernelTables(*tables)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
         return code
@@ -197,11 +200,11 @@ def play_random(buf, rng, max_steps, played, info, scratch, tbuf):
 
 
 @parallel_kernel
-def play_random_parallel(buf, rng, max_steps, played, _info, _scratch, tbuf):
+def play_random_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
+                         last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
+                         pieces, moves, winner, reason, rng, max_steps, played, *tables):
     """:func:`play_random` with the games spread over threads (each task has its own work arrays)."""
-    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
-    tb = table_views(tbuf)
+    tb = KernelTables(*tables)
     b = len(rng)
     for c in prange((b + CHUNK - 1) // CHUNK):
         info = np.empty(INFO_WIDTH, dtype=np.int64)

@@ -291,11 +291,11 @@ class Engine:
         return self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
 
     def _masks(self, state: State, out: np.ndarray, rows: np.ndarray) -> None:
-        args = (state.buffer, out, rows, self.packed_tables)
         if self._parallel(len(state)):
-            _jit.run_parallel(kernels.masks_parallel, self._threads, *args)
+            _jit.run_parallel(kernels.masks_parallel, self._threads, state.to_move, state.chain,
+                              state.pieces, state.moves, out, rows, *self.kernel_tables)
         else:
-            kernels.masks(*args)
+            kernels.masks(state.buffer, out, rows, self.packed_tables)
 
     def count_legal(self, state: State) -> np.ndarray:
         """(B,) number of legal actions (pass included)."""
@@ -387,8 +387,8 @@ class Engine:
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
         while True:
             if self._parallel(b):
-                code = _jit.run_parallel(kernels.step_parallel, self._threads, state.buffer, a,
-                                         info, *self._step_work(b))
+                code = _jit.run_parallel(kernels.step_parallel, self._threads, *state.arrays(),
+                                         a, info, self._step_work(b)[0], *self.kernel_tables)
             else:
                 code = kernels.step(state.buffer, a, info, *self._step_work(b))
             if code == OK:
@@ -415,11 +415,12 @@ class Engine:
         played = np.zeros(b, dtype=np.int64)
         work = (np.empty(INFO_WIDTH, dtype=np.int64), np.empty(SCRATCH, dtype=np.int64))
         while True:
-            args = (state.buffer, seeds, limit, played, *work, self.packed_tables)
             if self._parallel(b):
-                full = _jit.run_parallel(kernels.play_random_parallel, self._threads, *args)
+                full = _jit.run_parallel(kernels.play_random_parallel, self._threads,
+                                         *state.arrays(), seeds, limit, played, *self.kernel_tables)
             else:
-                full = kernels.play_random(*args)
+                full = kernels.play_random(state.buffer, seeds, limit, played, *work,
+                                           self.packed_tables)
             if not full:
                 return played
             state.grow_history(2 * state.history.shape[1])

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ._jit import leaf
+from ._jit import helper
 from .tables import NUM_PARAMS, KernelTables
 
 # --- the State ------------------------------------------------------------------------------------
@@ -62,21 +62,24 @@ def state_shapes(sizes: dict) -> list[tuple]:
     return [tuple(value[d] if isinstance(d, str) else d for d in shape) for _, _, shape in STATE_FIELDS]
 
 
+@functools.lru_cache(maxsize=256)
 def state_dims(b: int, s1: int, h: int, nl: int, n: int, p: int) -> np.ndarray:
     """The dims header of a State buffer: the six sizes, every field's byte offset, then the
-    buffer's length in bytes."""
+    buffer's length in bytes (read-only: computed once per layout)."""
     shapes = state_shapes(dict(B=b, S1=s1, H=h, L=nl, N=n, P=p))
     offsets, at = [], 8 * STATE_HEADER
     for itemsize, shape in zip(_ITEMSIZES, shapes):
         offsets.append(at)
         at += _block(math.prod(shape) * itemsize)
-    return np.array([b, s1, h, nl, n, p, *offsets, at], dtype=np.int64)
+    dims = np.array([b, s1, h, nl, n, p, *offsets, at], dtype=np.int64)
+    dims.flags.writeable = False
+    return dims
 
 
 def new_state_buffer(dims: np.ndarray) -> np.ndarray:
     """A zeroed State buffer laid out by ``dims``, the header written."""
-    buffer = np.zeros(int(dims[-1]), dtype=np.uint8)
-    header_of(buffer)[:] = dims
+    buffer = np.zeros(dims[-1], dtype=np.uint8)
+    buffer[:8 * STATE_HEADER] = dims.view(np.uint8)
     return buffer
 
 
@@ -98,9 +101,11 @@ def _views_spec(d: tuple) -> tuple:
                  for i, ((_, dtype, _), shape) in enumerate(zip(STATE_FIELDS, shapes)))
 
 
-@leaf
+@helper
 def state_views(buf):
-    """The compiled twin of :func:`state_arrays`: the 18 arrays of the State in ``buf``."""
+    """The compiled twin of :func:`state_arrays`: the 18 arrays of the State in ``buf``. A call,
+    not inlined: the views are built by code compiled once, not repeated in every kernel. Call
+    it from serial kernels only (compiled as the engine's, without reference counting)."""
     dims = buf[:8 * STATE_HEADER].view(np.int64)
     b, s1, h, nl, n, p = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]
     o = dims[6:]
@@ -166,9 +171,10 @@ def pack_tables(tables: KernelTables) -> tuple[np.ndarray, KernelTables]:
     return buffer, KernelTables(*views)
 
 
-@leaf
+@helper
 def table_views(buf):
-    """The compiled twin of :func:`pack_tables`'s views: the KernelTables in ``buf``."""
+    """The compiled twin of :func:`pack_tables`'s views: the KernelTables in ``buf`` (from serial
+    kernels only, as :func:`state_views`)."""
     dims = buf[:8 * TABLE_HEADER].view(np.int64)
     s1, k, n, c = dims[0], dims[1], dims[2], dims[3]
     o = dims[4:]
@@ -183,3 +189,4 @@ def table_views(buf):
         buf[o[7]:o[7] + 8 * c * s1].view(np.uint64).reshape((c, s1)),
         buf[o[8]:o[8] + 8 * n].view(np.int64),
         buf[o[9]:o[9] + c].view(np.uint8))
+

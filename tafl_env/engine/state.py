@@ -72,8 +72,8 @@ class State:
                      seen_counts=seen_counts, repeats=repeats, lines=lines, occupancy=occupancy,
                      pieces=pieces, moves=moves, winner=winner, reason=reason)
         b, s1 = np.shape(board)
-        dims = state_dims(b, s1, np.shape(history)[1], np.shape(lines)[1],
-                          np.shape(occupancy)[2], np.shape(pieces)[2])
+        dims = state_dims(int(b), int(s1), int(np.shape(history)[1]), int(np.shape(lines)[1]),
+                          int(np.shape(occupancy)[2]), int(np.shape(pieces)[2]))
         self._adopt(new_state_buffer(dims))
         for name in STATE_FIELD_NAMES:
             view = getattr(self, name)
@@ -124,7 +124,22 @@ class State:
 
     def take(self, index) -> "State":
         """A new, independent batch made of the games at ``index`` (ints, a slice or a mask)."""
-        return State(**{name: arr[index] for name, arr in self.fields().items()})
+        if isinstance(index, slice):
+            index = np.arange(len(self))[index]
+        index = np.asarray(index)
+        if index.dtype == np.bool_:
+            if index.shape != (len(self),):
+                raise IndexError(f"a mask of {len(self)} games is needed, got shape {index.shape}")
+            index = np.flatnonzero(index)
+        index = index.reshape(-1)
+        if index.dtype.kind not in "iu":
+            raise IndexError(f"games are chosen by ints, a slice or a mask, got {index.dtype}")
+        d = self.dims.tolist()
+        st = State.__new__(State)
+        st._adopt(new_state_buffer(state_dims(len(index), *d[1:6])))
+        for name in STATE_FIELD_NAMES:   # one gather per field, straight into the new buffer
+            np.take(getattr(self, name), index, axis=0, out=getattr(st, name))
+        return st
 
     def put(self, index, other: "State") -> None:
         """Write the games of ``other`` into rows ``index`` of this batch (e.g. to reset them)."""
