@@ -46,7 +46,9 @@ edges are not explored again and a proven root stops its search.
 **Tree reuse.** After a move the agent keeps its tree; on the next call it looks for the new
 position (by position key and turn) among the nodes below the old root (its own move and the
 opponent's reply, chains included) and searches on from there, with every visit count of the kept
-subtree. ``reuse=False`` starts afresh each move.
+subtree. ``reuse=False`` starts afresh each move. A kept tree that has grown past
+``REUSE_MOVES`` searches' worth of nodes is dropped and the move searched afresh (kept subtrees
+are not compacted: this bounds a game's memory).
 
 **Budget.** ``simulations`` per move (``mcts:256``), or ``seconds`` per move (``mcts:1s``,
 ``mcts:0.25s``): simulations run in chunks (network: rounds) until the time is up (the first
@@ -105,6 +107,17 @@ def _node_arrays(shape) -> tuple:
 def _edge_arrays(shape) -> tuple:
     return (np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64),
             np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64))
+
+
+REUSE_MOVES = 4
+"""A kept tree is searched on while it holds at most this many moves' worth of nodes (its last
+search's simulations, at least 256, times this); a bigger one is dropped and the move searched
+afresh. Kept subtrees are not compacted, so without a bound a tree grew by a whole search every
+move: 10 games of ``mcts:10000`` filled 15 GB within a Tablut game and were killed."""
+
+
+def _small_enough(hdr: np.ndarray) -> bool:
+    return int(hdr[_m.H_NODES]) <= REUSE_MOVES * max(int(hdr[_m.H_SIMS]), 256)
 
 
 class _Tree:
@@ -295,7 +308,8 @@ class MCTSAgent(Agent):
             load_rows(arrays, g, w.W, LOAD_ROWS)
             tree = self._trees.get(g)
             found = -1
-            if tree is not None and self.reuse and tree.engine_id == id(engine):
+            if (tree is not None and self.reuse and tree.engine_id == id(engine)
+                    and _small_enough(tree.hdr)):
                 found = _m.find_node(tree.hdr, tree.nodes, tree.edges, state.key[g],
                                      int(state.turn[g]), len(w.stack_node), w.stack_node, w.stack_idx)
             if found >= 0:
@@ -354,7 +368,7 @@ class MCTSAgent(Agent):
         for g in range(b):
             tree = f.tree(g)
             found = -1
-            if f.valid[g] and self.reuse:
+            if f.valid[g] and self.reuse and _small_enough(tree.hdr):
                 found = _m.find_node(tree.hdr, tree.nodes, tree.edges, state.key[g],
                                      int(state.turn[g]), len(w.stack_node), w.stack_node, w.stack_idx)
             if found >= 0:

@@ -344,3 +344,23 @@ def test_shipped_models_load_as_evaluators(variant):
     eng = Engine(make_rules(variant))
     st = eng.initial_state(2)
     assert eng.check_legal(st, agent.act(eng, st)).all()
+
+
+def test_a_kept_tree_is_dropped_once_it_outgrows_its_bound(monkeypatch):
+    """Kept subtrees are not compacted: without a bound a tree grew by a whole search every move
+    (10 Tablut games of mcts:10000 reached 15 GB). With ``REUSE_MOVES`` = 1 every tree is searched
+    afresh once it holds more than one search's nodes, so it never holds much more than one."""
+    import agents.mcts as mcts_module
+
+    monkeypatch.setattr(mcts_module, "REUSE_MOVES", 1)
+    eng = Engine(make_rules("historical_tablut"))
+    agent = MCTSAgent(simulations=300, seed=0)
+    st = eng.initial_state(1)
+    sizes = []
+    for _ in range(6):
+        a = agent.act(eng, st)
+        sizes.append(int(agent.trees()[0].hdr[0]))   # H_NODES: nodes in use
+        eng.step(st, a)
+        if st.done[0]:
+            break
+    assert len(sizes) == 6 and max(sizes) <= 2 * 300 + 64, sizes
