@@ -47,8 +47,8 @@ def _mask_views(buf):
 def start_games(buf, tbuf):
     """Record the first position of fresh games, generate their moves, and end those whose side
     to move has none."""
-    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible, seen_keys,
+     seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
     tb = table_views(tbuf)
     for g in range(len(key)):
         record_seen(seen_keys, seen_counts, g, key[g])
@@ -132,8 +132,8 @@ def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
 def step(buf, actions, info, slots, scratch, tbuf):
     """Check, then apply ``actions``; returns ``OK`` or why nothing was applied. ``scratch``:
     int64 work array of ``SCRATCH`` entries."""
-    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible, seen_keys,
+     seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
     tb = table_views(tbuf)
     code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
     if code != OK:
@@ -189,8 +189,8 @@ def play_random(buf, rng, max_steps, played, info, scratch, tbuf):
     """Random legal actions in every game until it ends, ``played[g]`` reaches ``max_steps`` or
     its history is full; returns whether some game stopped for room (grow it and call again).
     ``info`` and ``scratch``: int64 work arrays of ``INFO_WIDTH`` and ``SCRATCH`` entries."""
-    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-     seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
+    (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible, seen_keys,
+     seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
     tb = table_views(tbuf)
     for g in range(len(rng)):
         _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,

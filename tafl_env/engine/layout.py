@@ -59,7 +59,8 @@ def _block(nbytes: int) -> int:
 def state_shapes(sizes: dict) -> list[tuple]:
     """The shape of every State field for the given sizes (``STATE_SIZES`` keys)."""
     value = dict(sizes, **{"2H": 2 * sizes["H"]})
-    return [tuple(value[d] if isinstance(d, str) else d for d in shape) for _, _, shape in STATE_FIELDS]
+    return [tuple(value[d] if isinstance(d, str) else d for d in shape)
+            for _, _, shape in STATE_FIELDS]
 
 
 @functools.lru_cache(maxsize=256)

@@ -55,9 +55,9 @@ class State:
         reason:     (B,) int8, 0 running, else a reason code.
 
     The arrays are views into one byte buffer (``State.buffer``, laid out by its header
-    ``State.dims``: :mod:`.layout`), so a kernel call passes one argument instead of eighteen. Write into them
-    (``state.board[g] = ...``); they cannot be replaced (that would cut them off the buffer).
-    ``State(board=..., ...)`` copies the given arrays into a new buffer.
+    ``State.dims``: :mod:`.layout`), so a kernel call passes one argument instead of eighteen.
+    Write into them (``state.board[g] = ...``); they cannot be replaced (that would cut them off
+    the buffer). ``State(board=..., ...)`` copies the given arrays into a new buffer.
     """
 
 
