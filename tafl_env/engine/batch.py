@@ -25,11 +25,11 @@ import numpy as np
 from numba import prange
 
 from ._jit import helper, kernel, leaf, parallel_kernel
+from .layout import I_CHAIN, I_MOVES, I_PIECES, I_REASON, I_TO_MOVE, state_views, table_views
 from .movegen import count_moves, random_move, write_mask
 from .state import RUNNING
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
                    SCRATCH, action_slot, next_random, step_game)
-from .layout import state_views, table_views
 from .tables import P_S, KernelTables
 from .turns import judge_fresh, record_seen
 
@@ -38,9 +38,9 @@ CHUNK = 64   # games per task of a prange loop (each task allocates its work arr
 
 @leaf
 def _mask_views(buf):
-    """The four arrays move listing reads: to_move, chain, pieces, moves."""
+    """The five arrays move listing reads: to_move, chain, pieces, moves, reason."""
     v = state_views(buf)
-    return v[1], v[4], v[14], v[15]
+    return v[I_TO_MOVE], v[I_CHAIN], v[I_PIECES], v[I_MOVES], v[I_REASON]
 
 
 @kernel
@@ -57,7 +57,7 @@ def start_games(buf, tbuf):
 
 @kernel
 def masks(buf, out, rows, tbuf):
-    to_move, chain, pieces, moves = _mask_views(buf)
+    to_move, chain, pieces, moves, _ = _mask_views(buf)
     tb = table_views(tbuf)
     for g in range(len(rows)):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
@@ -72,14 +72,14 @@ def masks_parallel(to_move, chain, pieces, moves, out, rows, *tables):
 
 @kernel
 def counts(buf, out):
-    _, chain, _, moves = _mask_views(buf)
+    _, chain, _, moves, _ = _mask_views(buf)
     for g in range(len(chain)):
         out[g] = count_moves(moves, chain, g)
 
 
 @kernel
 def random_actions(buf, uniforms, out, tbuf):
-    to_move, chain, pieces, moves = _mask_views(buf)
+    to_move, chain, pieces, moves, _ = _mask_views(buf)
     tb = table_views(tbuf)
     for g in range(len(out)):
         out[g] = random_move(to_move, chain, pieces, moves, tb, g, uniforms[g])[0]
@@ -87,8 +87,7 @@ def random_actions(buf, uniforms, out, tbuf):
 
 @kernel
 def legal(buf, actions, out, tbuf):
-    to_move, chain, pieces, moves = _mask_views(buf)
-    reason = state_views(buf)[17]
+    to_move, chain, pieces, moves, reason = _mask_views(buf)
     tb = table_views(tbuf)
     for g in range(len(out)):
         out[g] = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g]) != -1

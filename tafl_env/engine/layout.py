@@ -46,6 +46,9 @@ STATE_FIELDS = (
     ("reason", np.int8, ("B",)),
 )
 STATE_FIELD_NAMES = tuple(name for name, _, _ in STATE_FIELDS)
+# Index of each field in State.arrays() and in the tuple state_views returns.
+(I_BOARD, I_TO_MOVE, I_START, I_KING, I_CHAIN, I_TURN, I_KEY, I_HIST, I_LASTIRR, I_SEENK, I_SEENC,
+ I_REPEATS, I_LINES, I_OCC, I_PIECES, I_MOVES, I_WINNER, I_REASON) = range(len(STATE_FIELDS))
 STATE_SIZES = ("B", "S1", "H", "L", "N", "P")
 _ALIGN = 8
 _ITEMSIZES = tuple(np.dtype(dtype).itemsize for _, dtype, _ in STATE_FIELDS)

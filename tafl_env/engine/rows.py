@@ -1,7 +1,8 @@
 """Games as rows of a work State, compiled: copies between rows and a step on one row, for
 searches that keep one game per ply or per node (perft here, the agents' greedy and MCTS).
 
-A State travels into the kernels as the tuple ``State.arrays()``; the ``I_*`` constants index it.
+A State travels into the kernels as the tuple ``State.arrays()``; the ``I_*`` constants
+(:mod:`.layout`) index it.
 Rows are copied "lightly" (board, pieces, moves, lines, scalars and the one history entry a step
 adds): the history prefix of every work row is written once per call, and the repetition tables
 are kept in step by undoing the one record a completed turn adds (:func:`restore_seen`), so a
@@ -13,13 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import helper, kernel, leaf
+from .layout import (I_BOARD, I_CHAIN, I_HIST, I_KEY, I_KING, I_LASTIRR, I_LINES,  # noqa: F401
+                     I_MOVES, I_OCC, I_PIECES, I_REASON, I_REPEATS, I_SEENC, I_SEENK, I_START,
+                     I_TO_MOVE, I_TURN, I_WINNER)
 from .movegen import lowest_bit
 from .step import action_slot, step_game
 from .tables import P_K, P_PASS
 from .turns import seen_slot
 
-(I_BOARD, I_TO_MOVE, I_START, I_KING, I_CHAIN, I_TURN, I_KEY, I_HIST, I_LASTIRR, I_SEENK, I_SEENC,
- I_REPEATS, I_LINES, I_OCC, I_PIECES, I_MOVES, I_WINNER, I_REASON) = range(18)
 
 
 @leaf

@@ -11,9 +11,9 @@ import numpy as np
 
 from ..errors import InvalidOptionError
 from ._jit import kernel
+from .layout import I_CHAIN, I_MOVES, state_views, table_views
 from .movegen import count_moves
-from .layout import state_views, table_views
-from .rows import I_CHAIN, I_MOVES, copy_full, list_actions, step_row
+from .rows import copy_full, list_actions, step_row
 from .step import INFO_WIDTH, SCRATCH
 
 MAX_PERFT_DEPTH = 32

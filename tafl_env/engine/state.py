@@ -114,9 +114,7 @@ class State:
         return self.reason != RUNNING
 
     def copy(self) -> "State":
-        st = State.__new__(State)
-        st._adopt(self.buffer.copy())
-        return st
+        return _rebuild(self.buffer.copy())
 
     def fields(self) -> dict:
         """The arrays by name (views into the buffer), in ``State.arrays()`` order."""
@@ -197,10 +195,7 @@ class State:
     def arrays(self) -> tuple:
         """The arrays (views into the buffer) in ``layout.STATE_FIELDS`` order, as the search
         kernels take them (one tuple)."""
-        return (self.board, self.to_move, self.start_side, self.king_sq, self.chain, self.turn,
-                self.key, self.history, self.last_irreversible, self.seen_keys, self.seen_counts,
-                self.repeats, self.lines, self.occupancy, self.pieces, self.moves, self.winner,
-                self.reason)
+        return tuple(getattr(self, name) for name in STATE_FIELD_NAMES)
 
     @staticmethod
     def concatenate(states: list["State"]) -> "State":
