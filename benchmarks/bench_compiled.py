@@ -14,6 +14,8 @@ Rows (Historisches Tablut unless named):
   (``Engine.random_actions`` then ``Engine.step``), finished games restarted;
 - ``rollout B=4096``: whole random games inside one kernel call (``Engine.play_random``);
 - ``B=1 step``: one game, one ``random_actions`` + ``step`` call pair per move;
+- ``B=1 random step in one call``: one game, one ``play_random(state, rng, max_steps=1)`` call
+  per move (the random choice and the step in one kernel call);
 - ``raw_env`` / ``env()``: the AEC env with a uniformly random legal action (``last()``, mask,
   choice and ``step`` all timed);
 - ``mask B=4096``: ``legal_action_mask`` of 4096 mid-game positions (positions per second); with
@@ -91,6 +93,16 @@ elif which == "b1":
         eng.step(st, eng.random_actions(st, rng))
         return 1
     out = rate(go)
+elif which == "b1_random":
+    eng = engine("historical_tablut"); rng = np.random.default_rng(0)
+    box = [eng.initial_state(1)]
+    def go():
+        st = box[0]
+        if st.reason[0]:
+            st = box[0] = eng.initial_state(1)
+        eng.play_random(st, rng, 1)
+        return 1
+    out = rate(go)
 elif which in ("raw_env", "env"):
     import tafl_env
     env = getattr(tafl_env, which)("historical_tablut"); env.reset(seed=0)
@@ -166,6 +178,7 @@ ROWS = [
     ("rollout B=4096, Alea", "rollout:legacy_alea_evangelii", "moves/s", 1, True),
     ("rollout B=4096, Alea, 2 threads", "rollout:legacy_alea_evangelii", "moves/s", 2, True),
     ("B=1 step, Tablut", "b1", "moves/s", 1, False),
+    ("B=1 random step in one call, Tablut", "b1_random", "moves/s", 1, False),
     ("raw_env, Tablut", "raw_env", "steps/s", 1, False),
     ("env(), Tablut", "env", "steps/s", 1, False),
     ("mask B=4096, Tablut", "mask", "positions/s", 1, False),
@@ -212,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--base", type=Path, help="an earlier checkout to compare with (e.g. a worktree of 9b1f29b)")
     p.add_argument("--seconds", type=float, default=2.0, help="timed seconds per row (default 2)")
     p.add_argument("--perft-timeout", type=float, default=300, help="seconds before a perft row gives up")
+    p.add_argument("--rows", default="", help="only the rows whose label contains this text "
+                   "(e.g. 'B=1'); the compile rows only when it is empty")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="measure each row this many times, the checkouts taking turns, and keep "
+                        "each one's best (default 1)")
     p.add_argument("--write", action="store_true", help=f"append the section to {DEFAULT_OUT.name}")
     p.add_argument("--heading", default="Compiled engine against the numpy engine",
                    help="section heading in RESULTS.md (a run against an earlier compiled "
@@ -223,11 +241,20 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["| case | unit | " + ("before | " if args.base else "") + "compiled | " +
              ("ratio |" if args.base else ""), "|---|---|" + ("---:|" if args.base else "") + "---:|" +
              ("---:|" if args.base else "")]
+    def best(values, unit):
+        values = [v for v in values if v is not None]
+        return (min(values) if unit == "s" else max(values)) if values else None
+
     for label, which, unit, threads, new_only in ROWS:
+        if args.rows not in label:
+            continue
         timeout = args.perft_timeout if which == "perft" else 600
-        old = (measure(args.base, which, args.seconds, threads, timeout=timeout)
-               if args.base and not new_only else None)
-        new = measure(ROOT, which, args.seconds, threads, timeout=timeout)
+        olds, news = [], []
+        for _ in range(max(1, args.repeat)):
+            if args.base and not new_only:
+                olds.append(measure(args.base, which, args.seconds, threads, timeout=timeout))
+            news.append(measure(ROOT, which, args.seconds, threads, timeout=timeout))
+        old, new = best(olds, unit), best(news, unit)
         row = f"| {label} | {unit} | "
         if args.base:
             ratio = (old / new if unit == "s" else new / old) if old and new else None
@@ -236,11 +263,15 @@ def main(argv: list[str] | None = None) -> int:
             row += f"{fmt(new, unit)} |"
         lines.append(row)
         print(row, flush=True)
-    cold, warm = compile_times(ROOT)
+    if args.rows:
+        cold = warm = None
+    else:
+        cold, warm = compile_times(ROOT)
     extra = f"| cold compile, all kernels | s | {'— | ' if args.base else ''}{fmt(cold, 's')} |{' |' if args.base else ''}"
     extra2 = f"| warm start, all kernels from the cache | s | {'— | ' if args.base else ''}{fmt(warm, 's')} |{' |' if args.base else ''}"
-    lines += [extra, extra2]
-    print(extra, extra2, sep="\n")
+    if not args.rows:
+        lines += [extra, extra2]
+        print(extra, extra2, sep="\n")
     table = "\n".join(lines)
     if args.write:
         info = machine_info("numba")
@@ -248,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
                  f"{subprocess.run(['git', '-C', str(args.base), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()})"] if args.base else []
         append_section(DEFAULT_OUT, args.heading, info,
                        "python benchmarks/bench_compiled.py" + (f" --base {args.base}" if args.base else "")
+                       + (f" --rows '{args.rows}'" if args.rows else "")
+                       + (f" --repeat {args.repeat}" if args.repeat > 1 else "")
+                       + (f" --seconds {args.seconds:g}" if args.seconds != 2.0 else "")
                        + (f" --heading '{args.heading}'" if args.heading != p.get_default("heading") else ""),
                        table, tuple(notes))
     return 0

@@ -42,6 +42,8 @@ from .tables import SIDE_OF, Tables
 INITIAL_HISTORY = 64
 """Turns of history a new game has room for; the history doubles as a game gets longer."""
 
+_NO_LIMIT = np.iinfo(np.int64).max
+
 MAX_BATCH = 1 << 24
 """Largest batch :meth:`Engine.initial_state` makes (about 16.8M games)."""
 
@@ -79,6 +81,8 @@ class StepInfo:
 
 def _check_int(value, name: str, low: int, high: int | None = None) -> int:
     """``value`` as an int in [low, high]; anything else (bools, floats, strings) is an error."""
+    if type(value) is int and value >= low and (high is None or value <= high):
+        return value   # the common case, checked first (the single-game path asks every move)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__})")
     if value < low or (high is not None and value > high):
@@ -141,18 +145,20 @@ class Engine:
         self._local = threading.local()
         self._aranges: dict[int, np.ndarray] = {}
 
-    @property
-    def _scratch(self) -> np.ndarray:
-        work = getattr(self._local, "work", None)
-        return self._step_work(1)[1] if work is None else work[1]
-
     def _step_work(self, b: int) -> tuple:
-        """This thread's work arrays of a serial step of ``b`` games: ``(slots, scratch,
-        packed_tables)`` (kept between calls: at B = 1 allocating them took a tenth of a step)."""
-        work = getattr(self._local, "work", None)
-        if work is None or len(work[0]) != b:
-            scratch = np.empty(SCRATCH, dtype=np.int64) if work is None else work[1]
-            work = self._local.work = (np.empty(b, dtype=np.intp), scratch, self.packed_tables)
+        """This thread's work of a serial step of ``b`` games: ``(work, packed_tables)``, work
+        holding the action slots and the step's scratch (kept between calls: at B = 1 allocating
+        it took a tenth of a step; per thread, since kernels release the GIL)."""
+        work = getattr(self._local, "step", None)
+        if work is None or len(work[0]) != b + SCRATCH:
+            work = self._local.step = (np.empty(b + SCRATCH, dtype=np.int64), self.packed_tables)
+        return work
+
+    def _rollout_work(self) -> np.ndarray:
+        """This thread's work array of a serial rollout: a step's info, then its scratch."""
+        work = getattr(self._local, "rollout", None)
+        if work is None:
+            work = self._local.rollout = np.empty(INFO_WIDTH + SCRATCH, dtype=np.int64)
         return work
 
     @property
@@ -385,10 +391,11 @@ class Engine:
         b = len(state)
         a = _actions_array(actions, b)
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
+        parallel = self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
         while True:
-            if self._parallel(b):
+            if parallel:
                 code = _jit.run_parallel(kernels.step_parallel, self._threads, *state.arrays(),
-                                         a, info, self._step_work(b)[0], *self.kernel_tables)
+                                         a, info, np.empty(b, dtype=np.intp), *self.kernel_tables)
             else:
                 code = kernels.step(state.buffer, a, info, *self._step_work(b))
             if code == OK:
@@ -408,18 +415,22 @@ class Engine:
         most ``max_steps`` actions each); returns the (B,) number of actions played.
 
         The whole rollout runs inside the compiled kernel (no Python per move), with a generator
-        per game seeded from ``rng``, so it is reproducible for a given ``rng``."""
+        per game seeded from ``rng`` (64 raw bits of its bit generator per game), so it is
+        reproducible for a given ``rng``. ``max_steps=1`` plays one random move per game in one
+        call (the cheapest single-game random step from Python)."""
         b = len(state)
-        limit = np.iinfo(np.int64).max if max_steps is None else _check_int(max_steps, "max_steps", 0)
-        seeds = rng.integers(1, 2**63, size=b, dtype=np.int64).astype(np.uint64)
+        limit = _NO_LIMIT if max_steps is None else _check_int(max_steps, "max_steps", 0)
+        # random_raw: a tenth of the cost of rng.integers at B = 1 (a zero seed is fixed in the kernel)
+        seeds = rng.bit_generator.random_raw(b)
         played = np.zeros(b, dtype=np.int64)
-        work = (np.empty(INFO_WIDTH, dtype=np.int64), np.empty(SCRATCH, dtype=np.int64))
+        parallel = self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
+        work = None if parallel else self._rollout_work()
         while True:
-            if self._parallel(b):
+            if parallel:
                 full = _jit.run_parallel(kernels.play_random_parallel, self._threads,
                                          *state.arrays(), seeds, limit, played, *self.kernel_tables)
             else:
-                full = kernels.play_random(state.buffer, seeds, limit, played, *work,
+                full = kernels.play_random(state.buffer, seeds, limit, played, work,
                                            self.packed_tables)
             if not full:
                 return played
