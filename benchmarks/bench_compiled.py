@@ -155,7 +155,7 @@ elif which == "compile":
     t0 = time.perf_counter()
     from tafl_env.observation import observe
     from tafl_env.engine._jit import PARALLEL_MIN_BATCH
-    for th, b in ((1, 8), (2, PARALLEL_MIN_BATCH)):   # the serial and the threaded builds
+    for th, b in ((1, 8), (2, PARALLEL_MIN_BATCH)):   # one game and a threaded batch
         e = Engine(make_rules("legacy_berserk"), threads=th)
         s = e.initial_state(b); r = np.random.default_rng(0)
         e.step(s, e.random_actions(s, r)); e.play_random(s, r, 5); e.legal_action_mask(s)

@@ -131,6 +131,23 @@ def test_threads_give_the_same_games_as_one_thread(variant):
     assert np.array_equal(_run_batch(variant, 1, 5), _run_batch(variant, 2, 5))
 
 
+@pytest.mark.parametrize("variant", ["historical_tablut", "legacy_berserk"])
+def test_threaded_rollouts_and_masks_equal_one_thread(variant):
+    from tafl_env.engine._jit import PARALLEL_MIN_BATCH
+
+    runs = []
+    for threads in (1, 2):
+        eng = Engine(make_rules(variant), threads=threads)
+        state = eng.initial_state(PARALLEL_MIN_BATCH + 3)   # ranges of unequal length
+        mid = eng.play_random(state, np.random.default_rng(11), max_steps=25)
+        masks = eng.legal_action_mask(state)
+        played = eng.play_random(state, np.random.default_rng(12))
+        runs.append((mid, masks, played, state.buffer.copy()))
+    for one, two in zip(*runs):
+        assert np.array_equal(one, two)
+    assert runs[0][1].any() and runs[0][2].sum() > 0   # the rollouts and masks did something
+
+
 def test_two_python_threads_may_step_at_once():
     results = {}
 
@@ -150,8 +167,8 @@ def _child(queue):
     queue.put(_run_batch("historical_tablut", 2, 7).sum())
 
 
-def test_fork_after_a_parallel_kernel_ran():
-    expected = _run_batch("historical_tablut", 2, 7).sum()   # the parent ran parallel kernels
+def test_fork_after_a_threaded_kernel_ran():
+    expected = _run_batch("historical_tablut", 2, 7).sum()   # the parent's thread pool ran
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(queue,))

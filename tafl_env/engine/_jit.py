@@ -1,18 +1,17 @@
-"""How the engine's kernels are compiled, and how many threads the batched ones use.
+"""How the engine's kernels are compiled, and how batches are spread over threads.
 
 Every kernel is compiled by numba once per machine and cached on disk (``cache=True``), so a warm
 import costs well under a second. Kernels release the GIL (``nogil=True``): two Python threads
-may step their own batches at the same time.
+may step their own batches at the same time, and a big batch is spread over threads by running
+the same kernel on separate ranges of its games from a pool of Python threads
+(:func:`run_threaded`). There is one build of every kernel: no numba ``prange`` builds, whose
+compile took a third of the total, and no numba threading layer (whose OpenMP flavour hangs in a
+forked child).
 
-Batched kernels come in two builds: a plain loop for small batches and a ``prange`` loop that
-spreads the games over threads. The thread count comes from the ``threads`` argument of
-:class:`~tafl_env.engine.Engine`, else the ``TAFL_THREADS`` environment variable, else 1 (one
-thread is the right default for RL work, which usually runs one process per core).
-
-Numba's threading layer is chosen fork-safe (``forksafe``: TBB or the built-in workqueue, never
-GNU OpenMP, which hangs in a forked child), so SB3's ``SubprocVecEnv`` and ``multiprocessing`` can
-fork after a parallel kernel ran. The workqueue layer must not be entered by two Python threads at
-once, so parallel launches are serialised by a lock; single-threaded kernels need none.
+The thread count comes from the ``threads`` argument of :class:`~tafl_env.engine.Engine`, else
+the ``TAFL_THREADS`` environment variable, else 1 (one thread is the right default for RL work,
+which usually runs one process per core). The pool is made per process, so SB3's
+``SubprocVecEnv`` and ``multiprocessing`` may fork after threads ran: a child makes its own.
 """
 
 from __future__ import annotations
@@ -20,14 +19,11 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
 from numba.core import caching
-
-# Respect a user's explicit choice; otherwise never pick the fork-unsafe OpenMP layer.
-if "NUMBA_THREADING_LAYER" not in os.environ:
-    numba.config.THREADING_LAYER = "forksafe"
 
 # --- the cache knows every kernel source --------------------------------------------------------
 # numba stamps a cached kernel with its own source file only. A kernel inlines helpers from other
@@ -89,7 +85,7 @@ if not any(c.__name__.startswith("TaflEngine") for c in caching.CacheImpl._locat
 
 
 # Serial kernels run without numba's reference-counted memory (``_nrt=False``): every array they
-# touch comes from Python (or from a parallel kernel), so nothing is allocated, and no call of one
+# touch comes from Python, so nothing is allocated, and no call of one
 # compiled function by another increments and decrements the counts of the arrays it passes.
 # With those counts, and calls between kernels that LLVM does not inline, one thread rolled out
 # 0.55M Tablut moves/s; without them (and with the ``leaf`` helpers inlined) 2.5M. The flag is
@@ -111,16 +107,35 @@ inlined by numba into their callers, since a call between compiled functions is 
 LLVM and costs more than these functions' work. Only small ones: inlining the big per-move
 functions into every kernel made the cold compile five times longer."""
 
-parallel_kernel = numba.njit(parallel=True, **_FLAGS)
-"""Decorator of the ``prange`` builds of batched kernels (these keep reference counting: the
-thread pool allocates its schedules, and each task allocates its work arrays)."""
-
 PARALLEL_MIN_BATCH = 2048
-"""Batches smaller than this run on one thread: a parallel launch costs 60-80 µs, so threads pay
-only for big batches (Tablut masks, measured: 1024 games break even, 4096 run 1.7x faster on two
-threads; whole rollouts in one call gain most)."""
+"""Batches smaller than this run on one thread: handing ranges to the pool costs tens of µs, so
+threads pay only for big batches (whole rollouts in one call gain most)."""
 
-_launch_lock = threading.Lock()
+CHUNKS_PER_THREAD = 4
+"""A threaded call splits its games into this many ranges per thread, so that a thread slowed by
+another process (or given games that last longer) does not hold the others up."""
+
+_pools: dict = {}
+_pools_lock = threading.Lock()
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """This process's pool of ``threads`` workers (a forked child makes its own: the parent's
+    workers do not exist there)."""
+    key = (os.getpid(), threads)
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = ThreadPoolExecutor(threads, thread_name_prefix="tafl-engine")
+        return pool
+
+
+def run_threaded(work, threads: int, n: int) -> list:
+    """Call ``work(lo, hi)`` on ranges covering ``0 .. n-1``, spread over ``threads`` threads;
+    returns the results in range order. ``work`` should call kernels (which release the GIL)."""
+    chunks = min(n, threads * CHUNKS_PER_THREAD)
+    bounds = [n * i // chunks for i in range(chunks + 1)]
+    return list(_pool(threads).map(work, bounds[:-1], bounds[1:]))
 
 
 def threads_setting(threads: int | None) -> int:
@@ -136,11 +151,4 @@ def threads_setting(threads: int | None) -> int:
         source = "threads"
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"{source} must be a positive int, got {threads!r}")
-    return min(threads, numba.config.NUMBA_NUM_THREADS)
-
-
-def run_parallel(kernel, threads: int, *args):
-    """Call a ``prange`` kernel on ``threads`` threads (launches serialised: see above)."""
-    with _launch_lock:
-        numba.set_num_threads(threads)
-        return kernel(*args)
+    return min(threads, os.cpu_count() or 1)

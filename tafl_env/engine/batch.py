@@ -1,18 +1,13 @@
-"""The batched kernels: one call runs a per-game kernel over every game of a State.
+"""The batched kernels: one call runs a per-game kernel over a range of games of a State.
 
-Each comes as a plain loop and, where a batch can be big, as a ``prange`` build (``*_parallel``)
-that the engine picks for batches of ``PARALLEL_MIN_BATCH`` games or more when it may use several
-threads.
-The parallel bodies call compiled per-game functions only (no slice assignments of their own,
-which numba would turn into nested parallel loops).
+They take the State as its one buffer (``State.buffer``) and the engine's tables likewise
+(``Engine.packed_tables``) and rebuild the arrays inside (:mod:`.layout`): numba checks every
+argument of a call, about 0.1 µs an array, which at B = 1 cost more than the move.
 
-The serial ones take the State as its one buffer (``State.buffer``) and the engine's tables
-likewise (``Engine.packed_tables``) and rebuild the arrays inside (:mod:`.layout`): numba checks
-every argument of a call, about 0.1 µs an array, which at B = 1 cost more than the move. The
-``prange`` builds run only for batches of thousands, where that cost is nothing, and take the
-arrays one by one (``*State.arrays()``, ``*Engine.kernel_tables``): numba cannot hand arrays
-from a function compiled without reference counting to a parallel kernel, and building the
-views inline in every kernel made the cold compile 70% longer.
+The kernels that a big batch calls (step, random rollouts, masks) work on the games ``lo ..
+hi-1``: the engine spreads a batch of thousands over several threads by calling the same kernel
+on separate ranges from Python threads (the kernels release the GIL; :func:`._jit.run_threaded`).
+One build of every kernel serves one game and a thread's share of thousands.
 
 The step checks the whole batch before it changes anything: an illegal action, or a history
 with no room for one more turn, returns early with the state untouched, so the caller can raise
@@ -22,18 +17,15 @@ an error (or grow the history) and never sees a half-applied step.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
-from ._jit import helper, kernel, leaf, parallel_kernel
+from ._jit import helper, kernel, leaf
 from .layout import I_CHAIN, I_MOVES, I_PIECES, I_REASON, I_TO_MOVE, state_views, table_views
 from .movegen import count_moves, random_move, write_mask
 from .state import RUNNING
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
                    SCRATCH, action_slot, next_random, step_game)
-from .tables import P_S, KernelTables
+from .tables import P_S
 from .turns import judge_fresh, record_seen
-
-CHUNK = 64   # games per task of a prange loop (each task allocates its work arrays once)
 
 
 @leaf
@@ -56,17 +48,11 @@ def start_games(buf, tbuf):
 
 
 @kernel
-def masks(buf, out, rows, tbuf):
+def masks(buf, out, rows, tbuf, lo, hi):
+    """The legal masks of games ``lo .. hi-1``, game g's into row ``rows[g]`` of ``out``."""
     to_move, chain, pieces, moves, _ = _mask_views(buf)
     tb = table_views(tbuf)
-    for g in range(len(rows)):
-        write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
-
-
-@parallel_kernel
-def masks_parallel(to_move, chain, pieces, moves, out, rows, *tables):
-    tb = KernelTables(*tables)
-    for g in prange(len(rows)):
+    for g in range(lo, hi):
         write_mask(to_move, chain, pieces, moves, tb, g, out, rows[g])
 
 
@@ -94,74 +80,49 @@ def legal(buf, actions, out, tbuf):
 
 
 @helper
-def _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots):
-    """Find the slot of every running game's action; returns ``OK``, the first game whose action
-    is illegal, or ``NEED_ROOM`` when some history is full."""
+def _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots, lo, hi):
+    """Find the slot of the action of every running game ``lo .. hi-1`` (``slots[g - lo]``);
+    returns ``OK``, the first game whose action is illegal, or ``NEED_ROOM`` when some history
+    is full."""
     room = True
-    for g in range(len(actions)):
-        slots[g] = -1
+    for g in range(lo, hi):
+        slots[g - lo] = -1
         if reason[g] != RUNNING:
             continue
         slot = action_slot(to_move, chain, pieces, moves, reason, tb, g, actions[g])
         if slot == -1:
             return g
-        slots[g] = slot
+        slots[g - lo] = slot
         if turn[g] + 1 >= history.shape[1]:
             room = False
     return OK if room else NEED_ROOM
 
 
-@helper
-def _step_row(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-              tb, actions, slots, info, g, scratch):
-    if slots[g] == -1:   # a finished game
-        for c in range(6):
-            info[g, c] = tb.params[P_S]
-        info[g, INFO_JUMP] = 0
-        info[g, INFO_CONTINUATION] = 0
-        info[g, INFO_TURN_ENDED] = 0
-        return
-    step_game(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-              tb, g, actions[g], slots[g], info[g], scratch)
-
-
 @kernel
-def step(buf, actions, info, work, tbuf):
-    """Check, then apply ``actions``; returns ``OK`` or why nothing was applied. ``work``: int64
-    work array of ``len(actions) + SCRATCH`` entries (the action slots, then the step's scratch:
-    one argument, since each costs the call ~0.1 µs)."""
+def step(buf, actions, info, work, tbuf, lo, hi, apply):
+    """Check the actions of games ``lo .. hi-1``, then, if ``apply`` and all are legal, play them;
+    returns ``OK`` or why nothing was applied. ``work``: int64 work array of at least
+    ``hi - lo + SCRATCH`` entries (the action slots, then the step's scratch: one argument,
+    since each costs the call ~0.1 µs)."""
     (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible, seen_keys,
      seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
     tb = table_views(tbuf)
-    slots, scratch = work[:len(actions)], work[len(actions):]
-    code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
-    if code != OK:
+    slots, scratch = work[:hi - lo], work[hi - lo:]
+    code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots, lo, hi)
+    if code != OK or not apply:
         return code
-    for g in range(len(actions)):
-        _step_row(board, to_move, start_side, king_sq, chain, turn, key, history,
+    for g in range(lo, hi):
+        slot = slots[g - lo]
+        if slot == -1:   # a finished game
+            for c in range(6):
+                info[g, c] = tb.params[P_S]
+            info[g, INFO_JUMP] = 0
+            info[g, INFO_CONTINUATION] = 0
+            info[g, INFO_TURN_ENDED] = 0
+            continue
+        step_game(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, tb, actions, slots, info, g, scratch)
-    return OK
-
-
-@parallel_kernel
-def step_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
-                  last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                  moves, winner, reason, actions, info, slots, *tables):
-    """:func:`step` with the games spread over threads (each task has its own work array)."""
-    tb = KernelTables(*tables)
-    code = _check(to_move, chain, turn, history, pieces, moves, reason, tb, actions, slots)
-    if code != OK:
-        return code
-    b = len(actions)
-    for c in prange((b + CHUNK - 1) // CHUNK):
-        scratch = np.empty(SCRATCH, dtype=np.int64)
-        for g in range(c * CHUNK, min(b, (c + 1) * CHUNK)):
-            _step_row(board, to_move, start_side, king_sq, chain, turn, key, history,
-                      last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
-                      moves, winner, reason, tb, actions, slots, info, g, scratch)
+                  moves, winner, reason, tb, g, actions[g], slot, info[g], scratch)
     return OK
 
 
@@ -179,43 +140,21 @@ def _play_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
         played[g] += 1
 
 
-@helper
-def _stopped_for_room(reason, played, max_steps):
-    for g in range(len(played)):
-        if played[g] < max_steps and reason[g] == RUNNING:
-            return True
-    return False
-
-
 @kernel
-def play_random(buf, rng, max_steps, played, work, tbuf):
-    """Random legal actions in every game until it ends, ``played[g]`` reaches ``max_steps`` or
-    its history is full; returns whether some game stopped for room (grow it and call again).
-    ``work``: int64 work array of ``INFO_WIDTH + SCRATCH`` entries (a step's info, then its
-    scratch)."""
+def play_random(buf, rng, max_steps, played, work, tbuf, lo, hi):
+    """Random legal actions in every game ``lo .. hi-1`` until it ends, ``played[g]`` reaches
+    ``max_steps`` or its history is full; returns whether some game stopped for room (grow it and
+    call again). ``work``: int64 work array of ``INFO_WIDTH + SCRATCH`` entries (a step's info,
+    then its scratch)."""
     (board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible, seen_keys,
      seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason) = state_views(buf)
     tb = table_views(tbuf)
     info, scratch = work[:INFO_WIDTH], work[INFO_WIDTH:]
-    for g in range(len(rng)):
+    full = False
+    for g in range(lo, hi):
         _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
                   moves, winner, reason, tb, rng, max_steps, played, g, info, scratch)
-    return _stopped_for_room(reason, played, max_steps)
-
-
-@parallel_kernel
-def play_random_parallel(board, to_move, start_side, king_sq, chain, turn, key, history,
-                         last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
-                         pieces, moves, winner, reason, rng, max_steps, played, *tables):
-    """:func:`play_random` with the games spread over threads (each task has its own work arrays)."""
-    tb = KernelTables(*tables)
-    b = len(rng)
-    for c in prange((b + CHUNK - 1) // CHUNK):
-        info = np.empty(INFO_WIDTH, dtype=np.int64)
-        scratch = np.empty(SCRATCH, dtype=np.int64)
-        for g in range(c * CHUNK, min(b, (c + 1) * CHUNK)):
-            _play_row(board, to_move, start_side, king_sq, chain, turn, key, history,
-                      last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
-                      pieces, moves, winner, reason, tb, rng, max_steps, played, g, info, scratch)
-    return _stopped_for_room(reason, played, max_steps)
+        if played[g] < max_steps and reason[g] == RUNNING:
+            full = True
+    return full

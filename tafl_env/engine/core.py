@@ -294,14 +294,16 @@ class Engine:
         return rows
 
     def _parallel(self, b: int) -> bool:
+        """Whether a batch of ``b`` games is spread over threads."""
         return self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
 
     def _masks(self, state: State, out: np.ndarray, rows: np.ndarray) -> None:
-        if self._parallel(len(state)):
-            _jit.run_parallel(kernels.masks_parallel, self._threads, state.to_move, state.chain,
-                              state.pieces, state.moves, out, rows, *self.kernel_tables)
+        b, buf, tables = len(state), state.buffer, self.packed_tables
+        if self._parallel(b):
+            _jit.run_threaded(lambda lo, hi: kernels.masks(buf, out, rows, tables, lo, hi),
+                              self._threads, b)
         else:
-            kernels.masks(state.buffer, out, rows, self.packed_tables)
+            kernels.masks(buf, out, rows, tables, 0, b)
 
     def count_legal(self, state: State) -> np.ndarray:
         """(B,) number of legal actions (pass included)."""
@@ -391,13 +393,17 @@ class Engine:
         b = len(state)
         a = _actions_array(actions, b)
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
-        parallel = self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
+        threaded = self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
         while True:
-            if parallel:
-                code = _jit.run_parallel(kernels.step_parallel, self._threads, *state.arrays(),
-                                         a, info, np.empty(b, dtype=np.intp), *self.kernel_tables)
-            else:
-                code = kernels.step(state.buffer, a, info, *self._step_work(b))
+            work, tables = self._step_work(b)
+            # Threaded: the whole batch is checked first (nothing applied), then each thread
+            # plays its range (its own check there cannot fail).
+            code = kernels.step(state.buffer, a, info, work, tables, 0, b, not threaded)
+            if code == OK and threaded:
+                buf = state.buffer
+                _jit.run_threaded(
+                    lambda lo, hi: kernels.step(buf, a, info, np.empty(hi - lo + SCRATCH, np.int64),
+                                                tables, lo, hi, True), self._threads, b)
             if code == OK:
                 return StepInfo(info)
             if code != NEED_ROOM:
@@ -423,15 +429,16 @@ class Engine:
         # random_raw: a tenth of the cost of rng.integers at B = 1 (a zero seed is fixed in the kernel)
         seeds = rng.bit_generator.random_raw(b)
         played = np.zeros(b, dtype=np.int64)
-        parallel = self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
-        work = None if parallel else self._rollout_work()
         while True:
-            if parallel:
-                full = _jit.run_parallel(kernels.play_random_parallel, self._threads,
-                                         *state.arrays(), seeds, limit, played, *self.kernel_tables)
+            buf, tables = state.buffer, self.packed_tables
+            if self._parallel(b):
+                full = any(_jit.run_threaded(
+                    lambda lo, hi: kernels.play_random(
+                        buf, seeds, limit, played, np.empty(INFO_WIDTH + SCRATCH, np.int64),
+                        tables, lo, hi), self._threads, b))
             else:
-                full = kernels.play_random(state.buffer, seeds, limit, played, work,
-                                           self.packed_tables)
+                full = kernels.play_random(buf, seeds, limit, played, self._rollout_work(),
+                                           tables, 0, b)
             if not full:
                 return played
             state.grow_history(2 * state.history.shape[1])
