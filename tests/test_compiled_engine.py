@@ -89,6 +89,27 @@ def test_history_grows_as_a_game_gets_longer_and_stays_consistent():
     assert eng.audit(state) == []
 
 
+def test_play_random_one_step_per_call_and_a_zero_seed():
+    """``max_steps=1`` plays exactly one random legal move; a raw draw of 0 (a xorshift generator
+    would stay at 0 and always pick the first legal move) is replaced by a fixed seed."""
+
+    class ZeroBits:
+        def random_raw(self, size):
+            return np.zeros(size, dtype=np.uint64)
+
+    class ZeroRng:
+        bit_generator = ZeroBits()
+
+    eng = Engine(make_rules("historical_tablut"))
+    state, first = eng.initial_state(1), eng.initial_state(1)
+    for _ in range(12):
+        assert eng.play_random(state, ZeroRng(), 1).tolist() == [1]
+        assert state.turn[0] == first.turn[0] + 1
+        eng.step(first, [int(eng.legal_actions(first)[0])])
+    assert not np.array_equal(state.board, first.board)   # not the first legal move every time
+    assert eng.audit(state) == []
+
+
 def test_play_random_plays_games_to_their_end():
     """The in-kernel rollout ends every game (here by the move cap at the latest) and leaves a
     state that agrees with a recomputation from the boards."""
