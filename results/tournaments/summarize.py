@@ -90,13 +90,18 @@ def summarize(variant: str) -> dict:
     ok_side = {s: order_holds({n: sides[s][n]["rating"] for n in specs}, specs) for s in SIDES}
     sa = res["ratings"]["side_advantage"]
     ar = res["attacker_results"]
+    # The command that produced the run: the config, and --games where it overrode the config's.
+    import yaml   # noqa: PLC0415 (only here)
+    config_games = yaml.safe_load((ROOT / "configs" / "tournaments" / f"{variant}.yaml").read_text())["games_per_pair"]
+    games_flag = (f" --games {res['config']['games_per_pair']}"
+                  if res["config"]["games_per_pair"] != config_games else "")
     L = [f"# Tournament: {variant}", ""]
     L += [f"Round robin of {', '.join(f'`{n}` ({s})' for n, s in specs.items())}: "
           f"{res['config']['games_per_pair']} games per pair (half each way round), "
           f"{ar['games']} games in {res['seconds'] / 60:.1f} min on a shared 2-core machine "
-          f"(run at `nice -n 19` beside other jobs), move cap {res['rules']['max_turns']} turns "
+          f"(run at low priority, `nice`, beside other jobs), move cap {res['rules']['max_turns']} turns "
           f"(a capped game is a draw).", ""]
-    L += ["## Command", "", "```", f"nice -n 19 tafl eval --config configs/tournaments/{variant}.yaml", "```", "",
+    L += ["## Command", "", "```", f"nice -n 5 tafl eval --config configs/tournaments/{variant}.yaml{games_flag}", "```", "",
           f"Base seed {res['seed']}; every leg's seed (from `agents.evaluate.leg_seed`) is in the table "
           "below, in results.json and in games.csv. The run is deterministic given the seeds.", ""]
     L += ["| leg | attacker | defender | seed | games | seconds |", "|---:|---|---|---:|---:|---:|"]
