@@ -111,9 +111,10 @@ PARALLEL_MIN_BATCH = 2048
 """Batches smaller than this run on one thread: handing ranges to the pool costs tens of µs, so
 threads pay only for big batches (whole rollouts in one call gain most)."""
 
-CHUNKS_PER_THREAD = 4
-"""A threaded call splits its games into this many ranges per thread, so that a thread slowed by
-another process (or given games that last longer) does not hold the others up."""
+ROLLOUT_CHUNKS_PER_THREAD = 4
+"""Whole rollouts split their games into this many ranges per thread, so that a thread slowed by
+another process (or given games that last longer) does not hold the others up; one pass over the
+batch (a step, the masks) takes one range per thread."""
 
 _pools: dict = {}
 _pools_lock = threading.Lock()
@@ -130,12 +131,31 @@ def _pool(threads: int) -> ThreadPoolExecutor:
         return pool
 
 
-def run_threaded(work, threads: int, n: int) -> list:
-    """Call ``work(lo, hi)`` on ranges covering ``0 .. n-1``, spread over ``threads`` threads;
-    returns the results in range order. ``work`` should call kernels (which release the GIL)."""
-    chunks = min(n, threads * CHUNKS_PER_THREAD)
+def run_threaded(work, threads: int, n: int, chunks_per_thread: int = 1) -> list:
+    """Call ``work(lo, hi)`` on ranges covering ``0 .. n-1``, spread over ``threads`` threads: the
+    caller and ``threads - 1`` pool workers each take the next range until none is left. Returns
+    the results in range order. ``work`` should call kernels, which release the GIL."""
+    chunks = max(1, min(n, threads * chunks_per_thread))
     bounds = [n * i // chunks for i in range(chunks + 1)]
-    return list(_pool(threads).map(work, bounds[:-1], bounds[1:]))
+    results = [None] * chunks
+    ranges = iter(range(chunks))
+    lock = threading.Lock()
+
+    def drain():
+        while True:
+            with lock:
+                i = next(ranges, None)
+            if i is None:
+                return
+            results[i] = work(bounds[i], bounds[i + 1])
+
+    helpers = [_pool(threads - 1).submit(drain) for _ in range(threads - 1)] if threads > 1 else []
+    try:
+        drain()
+    finally:
+        for f in helpers:
+            f.result()   # waits for every range (and re-raises a worker's exception)
+    return results
 
 
 def threads_setting(threads: int | None) -> int:

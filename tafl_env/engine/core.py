@@ -435,7 +435,7 @@ class Engine:
                 full = any(_jit.run_threaded(
                     lambda lo, hi: kernels.play_random(
                         buf, seeds, limit, played, np.empty(INFO_WIDTH + SCRATCH, np.int64),
-                        tables, lo, hi), self._threads, b))
+                        tables, lo, hi), self._threads, b, _jit.ROLLOUT_CHUNKS_PER_THREAD))
             else:
                 full = kernels.play_random(buf, seeds, limit, played, self._rollout_work(),
                                            tables, 0, b)
