@@ -152,7 +152,7 @@ def _interrupt(argv, wait_for: str, cwd: Path, delay: float = 0.0) -> subprocess
 def test_play_ctrl_c_at_the_prompt(work):
     # Ard Ri: the defenders move first, so the person (defenders) is asked at once
     # (a short wait, so that the prompt's read has begun when the signal comes: the one failure
-    # seen, under a loaded machine, got end of input instead)
+    # seen, in a full-suite run, got end of input instead)
     proc = _interrupt(["play", "legacy_ard_ri", "--vs", "random", "--side", "defender"], "your move", work,
                       delay=0.3)
     one_line_error(proc, "tafl play", "interrupted")
