@@ -83,24 +83,19 @@ elif which.startswith("rollout:"):
         out = None
     else:
         out = rate(lambda: int(eng.play_random(eng.initial_state(4096), rng).sum()))
-elif which == "b1":
+elif which in ("b1", "b1_random"):
+    # one game, one move per iteration: random_actions + step, or play_random's one-call step
     eng = engine("historical_tablut"); rng = np.random.default_rng(0)
     box = [eng.initial_state(1)]
+    if which == "b1":
+        move = lambda st: eng.step(st, eng.random_actions(st, rng))
+    else:
+        move = lambda st: eng.play_random(st, rng, 1)
     def go():
         st = box[0]
         if st.reason[0]:
             st = box[0] = eng.initial_state(1)
-        eng.step(st, eng.random_actions(st, rng))
-        return 1
-    out = rate(go)
-elif which == "b1_random":
-    eng = engine("historical_tablut"); rng = np.random.default_rng(0)
-    box = [eng.initial_state(1)]
-    def go():
-        st = box[0]
-        if st.reason[0]:
-            st = box[0] = eng.initial_state(1)
-        eng.play_random(st, rng, 1)
+        move(st)
         return 1
     out = rate(go)
 elif which in ("raw_env", "env"):

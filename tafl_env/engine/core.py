@@ -393,7 +393,7 @@ class Engine:
         b = len(state)
         a = _actions_array(actions, b)
         info = np.empty((b, INFO_WIDTH), dtype=np.int64)
-        threaded = self._threads > 1 and b >= _jit.PARALLEL_MIN_BATCH
+        threaded = self._parallel(b)
         while True:
             work, tables = self._step_work(b)
             # Threaded: the whole batch is checked first (nothing applied), then each thread
