@@ -5,8 +5,9 @@ Every figure is measured in a fresh subprocess per checkout, the checkouts takin
 see the same machine load:
 
     git worktree add /tmp/base 9b1f29b                          # the numpy engine
-    python benchmarks/bench_compiled.py --base /tmp/base        # this tree against it
-    python benchmarks/bench_compiled.py --base /tmp/base --write   # and append to RESULTS.md
+    python benchmarks/bench_compiled.py --base /tmp/base --numpy-base   # this tree against it
+    git worktree add /tmp/prev b0ff16f                          # or an earlier compiled engine
+    python benchmarks/bench_compiled.py --base /tmp/prev --repeat 3 --write   # every row, both
 
 Rows (Historisches Tablut unless named):
 
@@ -62,6 +63,8 @@ def engine(variant):
     try:
         return Engine(make_rules(variant), threads=threads)
     except TypeError:                                         # engines without threads
+        if threads > 1:
+            print(json.dumps(None)); sys.exit(0)              # no threaded figure to give
         return Engine(make_rules(variant))
 
 out = None
@@ -124,6 +127,10 @@ elif which == "mask_out":
     for _ in range(30):
         eng.step(state, np.where(state.done, 0, eng.random_actions(state, rng)))
     buf = np.empty((4096, eng.num_actions), dtype=np.int8)
+    try:
+        eng.legal_action_mask(state, out=buf)
+    except TypeError:                                         # engines without out=
+        print(json.dumps(None)); sys.exit(0)
     out = rate(lambda: (eng.legal_action_mask(state, out=buf), 4096)[1])
 elif which == "longgame":
     # One uncapped game that cannot end (a soldier each, nothing hostile, no king): the rate of
@@ -225,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1,
                    help="measure each row this many times, the checkouts taking turns, and keep "
                         "each one's best (default 1)")
+    p.add_argument("--numpy-base", action="store_true",
+                   help="the base is the numpy engine: skip its rows of what only the compiled "
+                        "engine has (rollouts, threads, reused mask buffers, compile times)")
     p.add_argument("--write", action="store_true", help=f"append the section to {DEFAULT_OUT.name}")
     p.add_argument("--heading", default="Compiled engine against the numpy engine",
                    help="section heading in RESULTS.md (a run against an earlier compiled "
@@ -246,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout = args.perft_timeout if which == "perft" else 600
         olds, news = [], []
         for _ in range(max(1, args.repeat)):
-            if args.base and not new_only:
+            if args.base and not (new_only and args.numpy_base):
                 olds.append(measure(args.base, which, args.seconds, threads, timeout=timeout))
             news.append(measure(ROOT, which, args.seconds, threads, timeout=timeout))
         old, new = best(olds, unit), best(news, unit)
@@ -258,15 +268,19 @@ def main(argv: list[str] | None = None) -> int:
             row += f"{fmt(new, unit)} |"
         lines.append(row)
         print(row, flush=True)
-    if args.rows:
-        cold = warm = None
-    else:
-        cold, warm = compile_times(ROOT)
-    extra = f"| cold compile, all kernels | s | {'— | ' if args.base else ''}{fmt(cold, 's')} |{' |' if args.base else ''}"
-    extra2 = f"| warm start, all kernels from the cache | s | {'— | ' if args.base else ''}{fmt(warm, 's')} |{' |' if args.base else ''}"
     if not args.rows:
-        lines += [extra, extra2]
-        print(extra, extra2, sep="\n")
+        cold, warm = compile_times(ROOT)
+        if args.base and not args.numpy_base:
+            base_cold, base_warm = compile_times(args.base)
+            lines += [f"| cold compile, all kernels | s | {fmt(base_cold, 's')} | {fmt(cold, 's')} | |",
+                      f"| warm start, all kernels from the cache | s | {fmt(base_warm, 's')} | "
+                      f"{fmt(warm, 's')} | |"]
+        else:
+            before = "— | " if args.base else ""
+            lines += [f"| cold compile, all kernels | s | {before}{fmt(cold, 's')} |{' |' if args.base else ''}",
+                      f"| warm start, all kernels from the cache | s | {before}{fmt(warm, 's')} |"
+                      f"{' |' if args.base else ''}"]
+        print(*lines[-2:], sep="\n")
     table = "\n".join(lines)
     if args.write:
         info = machine_info("numba")
@@ -274,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                  f"{subprocess.run(['git', '-C', str(args.base), 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()})"] if args.base else []
         append_section(DEFAULT_OUT, args.heading, info,
                        "python benchmarks/bench_compiled.py" + (f" --base {args.base}" if args.base else "")
+                       + (" --numpy-base" if args.numpy_base else "")
                        + (f" --rows '{args.rows}'" if args.rows else "")
                        + (f" --repeat {args.repeat}" if args.repeat > 1 else "")
                        + (f" --seconds {args.seconds:g}" if args.seconds != 2.0 else "")

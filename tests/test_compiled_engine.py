@@ -437,3 +437,78 @@ def test_state_arrays_share_one_buffer_through_copy_take_grow_and_pickle():
     assert eng.audit(st) == []
     with pytest.raises(AttributeError, match="views into one buffer"):
         st.board = before
+
+
+# --- the step inlined, the encirclement shortcut ---------------------------------------------------
+
+def test_the_step_is_inlined_by_llvm_into_its_callers():
+    """``forceinline`` (numba's target option, marked ``alwaysinline`` for LLVM) keeps the step's
+    ~250 words of arguments off the per-move path: a caller's machine code has no call to it. If a
+    numba release dropped the option, the kernels would still work, a third slower."""
+    from tafl_env.engine import step
+    from tafl_env.engine.rows import step_row
+
+    assert step.step_game.targetoptions.get("forceinline") is True
+
+    @_ENGINE_BUILD
+    def one_step(arrays, tables, a, info, scratch):
+        step_row(arrays, tables, 0, a, info, scratch)
+
+    eng = Engine(make_rules("historical_tablut"))
+    st = eng.initial_state(1)
+    work = np.zeros(64, dtype=np.int64)
+    one_step(st.arrays(), eng.kernel_tables, int(eng.legal_actions(st)[0]), work[:9], work)
+    assert st.turn[0] == 1
+    (sig,) = one_step.signatures
+    # A call would load the step's address (movabsq) and define its body; only the symbol of
+    # its numba environment may remain.
+    mentions = [line for line in one_step.inspect_asm(sig).splitlines()
+                if "step_game" in line and "NumbaEnv" not in line]
+    assert mentions == []
+
+
+def _encircled_by_flood(occ: np.ndarray, n: int) -> bool:
+    """§3.7 by breadth-first search over squares: no defender reachable from an open edge square."""
+    attacker = lambda r, f: (int(occ[0, r]) >> f) & 1
+    defender = lambda r, f: (int(occ[1, r]) >> f) & 1
+    todo = [(r, f) for r in range(n) for f in range(n)
+            if (r in (0, n - 1) or f in (0, n - 1)) and not attacker(r, f)]
+    seen = set(todo)
+    while todo:
+        r, f = todo.pop()
+        if defender(r, f):
+            return False
+        for r2, f2 in ((r + 1, f), (r - 1, f), (r, f + 1), (r, f - 1)):
+            if 0 <= r2 < n and 0 <= f2 < n and (r2, f2) not in seen and not attacker(r2, f2):
+                seen.add((r2, f2))
+                todo.append((r2, f2))
+    return True
+
+
+@pytest.mark.parametrize("variant", ["historical_tablut", "legacy_tawlbwrdd", "legacy_alea_evangelii"])
+def test_encirclement_shortcut_agrees_with_a_flood_fill(variant):
+    """The rank shortcut (a defender with a clear rank to the edge) and the compiled flood fill
+    judge random boards as a square-by-square search does, rings and open boards alike."""
+    from tafl_env.engine.captures import encircled
+
+    eng = Engine(make_rules(variant, encirclement=True))
+    n = eng.n
+    rng = np.random.default_rng(7)
+    work = np.zeros((2, 64), dtype=np.int64)
+    seen = {True: 0, False: 0}
+    for trial in range(400):
+        cells = rng.choice(3, size=(n, n), p=[0.55, 0.3, 0.15]) if trial % 2 else np.zeros((n, n), int)
+        if trial % 2 == 0:   # a ring of attackers around defenders, sometimes with a gap
+            lo, hi = sorted(rng.choice(np.arange(1, n - 1), size=2, replace=False))
+            cells[lo:hi + 1, [lo, hi]] = 1
+            cells[[lo, hi], lo:hi + 1] = 1
+            cells[lo + 1:hi, lo + 1:hi] = np.where(rng.random((hi - lo - 1,) * 2) < 0.3, 2, 0)
+            if rng.random() < 0.3:
+                cells[lo, rng.integers(lo, hi + 1)] = 0
+        occ = np.zeros((1, 2, n), dtype=np.uint32)
+        for side, code in ((0, 1), (1, 2)):
+            occ[0, side] = ((cells == code) * (1 << np.arange(n))).sum(axis=1)
+        want = _encircled_by_flood(occ[0], n)
+        seen[want] += 1
+        assert encircled(occ, eng.kernel_tables, 0, work[0], work[1]) == want, (trial, cells)
+    assert seen[True] > 20 and seen[False] > 20

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
+import numpy as np
 from numba.core import caching
 
 # --- the cache knows every kernel source --------------------------------------------------------
@@ -106,6 +107,22 @@ leaf = numba.njit(inline="always", **SERIAL_OPTIONS)
 inlined by numba into their callers, since a call between compiled functions is not inlined by
 LLVM and costs more than these functions' work. Only small ones: inlining the big per-move
 functions into every kernel made the cold compile five times longer."""
+
+inlined = numba.njit(forceinline=True, **SERIAL_OPTIONS)
+"""The step: too big to inline into every kernel at numba's level (that doubled the cold
+compile), but called once a move, and a call passes every array argument as 7-11 machine words:
+the step's 28 arrays (state and tables) took about a third of a random move. ``forceinline``
+(a numba target option) marks the function ``alwaysinline`` for LLVM, which inlines it into
+each caller's machine code at a fraction of numba's cost."""
+
+
+@leaf
+def ix(i):
+    """``i`` as an unsigned array index. numba guards every signed index against negative values
+    (wrapping them as Python does: a compare and a select per dimension); move generation reads
+    a few hundred indices a move, none negative."""
+    return np.uint64(i)
+
 
 PARALLEL_MIN_BATCH = 2048
 """Batches smaller than this run on one thread: handing ranges to the pool costs tens of µs, so

@@ -94,11 +94,24 @@ def encircled(occupancy, tb, g, reach, grown):
 
     A flood fill over ranks as N-bit ints from the open edge squares, stopped as soon as it
     touches a defender (not encircled) or stops growing (encircled). ``reach`` and ``grown`` are
-    int64 work arrays of at least N entries."""
+    int64 work arrays of at least N entries.
+
+    First the usual case, a few operations a rank: a defender with no attacker between it and
+    the edge along its rank (the fill would reach it in a straight line) is not enclosed."""
     if tb.params[P_ENCIRCLEMENT] == 0:
         return False
     n = tb.params[P_N]
     full = tb.params[P_FULL_ROW]
+    for r in range(n):
+        attackers = np.int64(occupancy[g, 0, r])
+        west = (attackers & -attackers) - 1        # files west of the first attacker (all: none)
+        upto = attackers | (attackers >> 1)        # files up to the last attacker
+        upto |= upto >> 2
+        upto |= upto >> 4
+        upto |= upto >> 8
+        upto |= upto >> 16
+        if np.int64(occupancy[g, 1, r]) & (west | (~upto & full)):
+            return False
     for r in range(n):
         reach[r] = ~np.int64(occupancy[g, 0, r]) & full & tb.edge_rows[r]
         if reach[r] & occupancy[g, 1, r]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..notation import EMPTY, KING
 from ._bits import ctpop, cttz, store_bytes
-from ._jit import leaf
+from ._jit import ix, leaf
 from .tables import F_RESTRICTED, IS_PLAIN_SOLDIER, P_K, P_NUM_ACTIONS, P_PASS, P_S, SIDE_OF
 
 PASS_SLOT = -2   # the "slot" of a legal pass (berserk chains)
@@ -47,20 +47,21 @@ def lowest_bit(x):
 def piece_moves(board, lines, tb, g, side, sq, out):
     """Write the four packed move masks of the piece on ``sq`` (of ``side``) in game ``g`` into
     ``out[0:4]``; returns whether it has any move."""
-    code = board[g, sq]
-    line = tb.line
+    g, at = ix(g), ix(sq)
+    code = board[g, at]
+    line, allowed = tb.line, tb.allowed[ix(side), ix(code), at]
     any_move = 0
     for d in range(4):
-        x = np.int64(lines[g, line[sq, d]]) >> line[sq, 4 + d]
+        x = np.int64(lines[g, ix(line[at, d])]) >> line[at, 4 + d]
         x &= ~(x + 1)
-        x &= tb.allowed[side, code, sq, d]
+        x &= allowed[d]
         out[d] = x
         any_move |= x
-    if tb.jumper[code]:
+    if tb.jumper[ix(code)]:
         nbr = tb.nbr
         for d in range(4):
-            over = board[g, nbr[sq, d]]
-            land = nbr[sq, 4 + d]
+            over = board[g, ix(nbr[at, d])]
+            land = ix(nbr[at, 4 + d])
             if (IS_PLAIN_SOLDIER[over] and SIDE_OF[over] != side and board[g, land] == EMPTY
                     and (code == KING or (tb.flags[land] & F_RESTRICTED) == 0)):
                 out[d] |= 2
@@ -71,11 +72,12 @@ def piece_moves(board, lines, tb, g, side, sq, out):
 @leaf
 def generate_moves(board, to_move, lines, pieces, moves, tb, g):
     """Fill ``moves[g]`` with the packed moves of the side to move; returns whether there is one."""
+    g = ix(g)
     side = to_move[g]
     s = tb.params[P_S]
     found = False
     for i in range(pieces.shape[2]):
-        sq = pieces[g, side, i]
+        sq = pieces[g, ix(side), i]
         if sq == s:
             for d in range(4):
                 moves[g, i, d] = 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..notation import EMPTY, KING, KNIGHT
-from ._jit import helper, leaf
+from ._jit import inlined, leaf
 from .captures import chain_moves, custodial_captures, encircled, king_captured
 from .movegen import PASS_SLOT, find_slot
 from .state import (ATTACKER_WINS, DEFENDER_WINS, ENCIRCLED, ESCAPED, KING_CAPTURED, RUNNING)
@@ -55,7 +55,7 @@ def _remove(board, key, lines, occupancy, pieces, tb, g, sq, side):
     _toggle(lines, occupancy, tb, g, sq, side)
 
 
-@helper
+@inlined
 def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
               seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
               tb, g, a, slot, info, scratch):
