@@ -20,7 +20,7 @@ import numpy as np
 
 from ._jit import helper, kernel, leaf
 from .layout import I_CHAIN, I_MOVES, I_PIECES, I_REASON, I_TO_MOVE, state_views, table_views
-from .movegen import count_moves, random_move, write_mask
+from .movegen import count_moves, random_move, random_move_of, write_mask
 from .state import RUNNING
 from .step import (INFO_CONTINUATION, INFO_JUMP, INFO_TURN_ENDED, INFO_WIDTH, NEED_ROOM, OK,
                    SCRATCH, action_slot, next_random, step_game)
@@ -132,9 +132,10 @@ def _play_row(board, to_move, start_side, king_sq, chain, turn, key, history, la
               tb, rng, max_steps, played, g, info, scratch):
     if rng[g] == 0:   # xorshift stays at 0: any other fixed seed will do
         rng[g] = np.uint64(0x9E3779B97F4A7C15)
+    total = count_moves(moves, chain, g)
     while played[g] < max_steps and reason[g] == RUNNING and turn[g] + 1 < history.shape[1]:
-        a, slot = random_move(to_move, chain, pieces, moves, tb, g, next_random(rng, g))
-        step_game(board, to_move, start_side, king_sq, chain, turn, key, history,
+        a, slot = random_move_of(to_move, chain, pieces, moves, tb, g, next_random(rng, g), total)
+        total = step_game(board, to_move, start_side, king_sq, chain, turn, key, history,
                   last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
                   moves, winner, reason, tb, g, a, slot, info, scratch)
         played[g] += 1

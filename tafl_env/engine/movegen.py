@@ -46,17 +46,17 @@ def lowest_bit(x):
 @leaf
 def piece_moves(board, lines, tb, g, side, sq, out):
     """Write the four packed move masks of the piece on ``sq`` (of ``side``) in game ``g`` into
-    ``out[0:4]``; returns whether it has any move."""
+    ``out[0:4]``; returns how many moves it has."""
     g, at = ix(g), ix(sq)
     code = board[g, at]
     line, allowed = tb.line, tb.allowed[ix(side), ix(code), at]
-    any_move = 0
+    count = 0
     for d in range(4):
         x = np.int64(lines[g, ix(line[at, d])]) >> line[at, 4 + d]
         x &= ~(x + 1)
         x &= allowed[d]
         out[d] = x
-        any_move |= x
+        count += popcount(x)
     if tb.jumper[ix(code)]:
         nbr = tb.nbr
         for d in range(4):
@@ -64,26 +64,27 @@ def piece_moves(board, lines, tb, g, side, sq, out):
             land = ix(nbr[at, 4 + d])
             if (IS_PLAIN_SOLDIER[over] and SIDE_OF[over] != side and board[g, land] == EMPTY
                     and (code == KING or (tb.flags[land] & F_RESTRICTED) == 0)):
-                out[d] |= 2
-                any_move = 1
-    return any_move != 0
+                out[d] |= 2   # the first square is taken: no slide in this direction
+                count += 1
+    return count
 
 
 @leaf
 def generate_moves(board, to_move, lines, pieces, moves, tb, g):
-    """Fill ``moves[g]`` with the packed moves of the side to move; returns whether there is one."""
+    """Fill ``moves[g]`` with the packed moves of the side to move; returns how many there are
+    (what :func:`count_moves` would count, outside berserk chains)."""
     g = ix(g)
     side = to_move[g]
     s = tb.params[P_S]
-    found = False
+    total = 0
     for i in range(pieces.shape[2]):
         sq = pieces[g, ix(side), i]
         if sq == s:
             for d in range(4):
                 moves[g, i, d] = 0
-        elif piece_moves(board, lines, tb, g, side, sq, moves[g, i]):
-            found = True
-    return found
+        else:
+            total += piece_moves(board, lines, tb, g, side, sq, moves[g, i])
+    return total
 
 
 @leaf
@@ -162,7 +163,12 @@ def nth_move(to_move, chain, pieces, moves, tb, g, r):
 def random_move(to_move, chain, pieces, moves, tb, g, u):
     """A uniformly random legal action of game ``g`` for ``u`` uniform in [0, 1) and its slot
     (as :func:`nth_move`); ``(-1, -1)`` if there is none."""
-    total = count_moves(moves, chain, g)
+    return random_move_of(to_move, chain, pieces, moves, tb, g, u, count_moves(moves, chain, g))
+
+
+@leaf
+def random_move_of(to_move, chain, pieces, moves, tb, g, u, total):
+    """:func:`random_move` where the number of legal actions, ``total``, is known."""
     if total == 0:
         return np.int64(-1), np.int64(-1)
     r = min(np.int64(u * total), total - 1)

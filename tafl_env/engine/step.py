@@ -9,7 +9,7 @@ import numpy as np
 from ..notation import EMPTY, KING, KNIGHT
 from ._jit import inlined, leaf
 from .captures import chain_moves, custodial_captures, encircled, king_captured
-from .movegen import PASS_SLOT, find_slot
+from .movegen import PASS_SLOT, find_slot, popcount
 from .state import (ATTACKER_WINS, DEFENDER_WINS, ENCIRCLED, ESCAPED, KING_CAPTURED, RUNNING)
 from .tables import F_ESCAPE, P_BERSERK, P_JUMPS, P_K, P_N, P_NUM_ACTIONS, P_PASS, P_S
 from .turns import end_turn, finish
@@ -62,7 +62,8 @@ def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, la
     """Play the legal action ``a`` (moving the piece in ``slot``) in running game ``g``.
 
     ``info`` (a row of ``INFO_WIDTH``) receives the captured squares and the flags (see
-    ``INFO_*``); ``scratch`` is an int64 work array of ``SCRATCH`` entries.
+    ``INFO_*``); ``scratch`` is an int64 work array of ``SCRATCH`` entries. Returns the number of
+    legal actions in the game afterwards (0 once it is over), which a rollout needs next.
     """
     s = tb.params[P_S]
     for c in range(6):
@@ -71,10 +72,9 @@ def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, la
     info[INFO_CONTINUATION] = chain[g] >= 0
     info[INFO_TURN_ENDED] = 1
     if slot == PASS_SLOT:
-        end_turn(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-                 seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
-                 tb, g)
-        return
+        return end_turn(board, to_move, start_side, king_sq, chain, turn, key, history,
+                        last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy,
+                        pieces, moves, winner, reason, tb, g)
     k = tb.params[P_K]
     origin = a // (4 * k)
     d = (a // k) % 4
@@ -132,13 +132,16 @@ def step_game(board, to_move, start_side, king_sq, chain, turn, key, history, la
             continuations = scratch[4:8]
             if chain_moves(board, lines, tb, g, side, to, king_sq[g], continuations, scratch[8:12]):
                 moves[g, :, :] = 0
+                total = 1   # pass
                 for c in range(4):
                     moves[g, slot, c] = continuations[c]
+                    total += popcount(continuations[c])
                 chain[g] = to
                 info[INFO_TURN_ENDED] = 0
-                return
-    end_turn(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
-             seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason, tb, g)
+                return total
+    return end_turn(board, to_move, start_side, king_sq, chain, turn, key, history,
+                    last_irreversible, seen_keys, seen_counts, repeats, lines, occupancy, pieces,
+                    moves, winner, reason, tb, g)
 
 
 @leaf

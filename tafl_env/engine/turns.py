@@ -88,7 +88,8 @@ def repetition_winner(start_side, history, turn, key, g, mode):
 def end_turn(board, to_move, start_side, king_sq, chain, turn, key, history, last_irreversible,
              seen_keys, seen_counts, repeats, lines, occupancy, pieces, moves, winner, reason,
              tb, g):
-    """Hand the move over in game ``g`` and judge repetition, no legal move and the move cap.
+    """Hand the move over in game ``g`` and judge repetition, no legal move and the move cap;
+    returns the number of legal actions of the side to move (0 once the game is over).
 
     The caller guarantees room in the history for one more turn. Finished games (this move won)
     record the position too, so that every game's history ends with its last position.
@@ -104,19 +105,22 @@ def end_turn(board, to_move, start_side, king_sq, chain, turn, key, history, las
     count = record_seen(seen_keys, seen_counts, g, key[g])
     if reason[g] != RUNNING:
         repeats[g] = 1
-        return
+        return 0
     repeats[g] = count
     mode = tb.params[P_REPETITION]
     if count >= 3 and mode != REPETITION_IGNORE:
         finish(winner, reason, moves, g, repetition_winner(start_side, history, turn, key, g, mode),
                REPETITION)
-        return
-    if not generate_moves(board, to_move, lines, pieces, moves, tb, g):
+        return 0
+    total = generate_moves(board, to_move, lines, pieces, moves, tb, g)
+    if total == 0:
         finish(winner, reason, moves, g, 1 - to_move[g], NO_MOVES)
-        return
+        return 0
     max_turns = tb.params[P_MAX_TURNS]
     if max_turns > 0 and t >= max_turns:
         finish(winner, reason, moves, g, DRAW, TRUNCATED)
+        return 0
+    return total
 
 
 @helper
