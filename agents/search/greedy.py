@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tafl_env.engine._jit import helper, kernel, leaf
+from tafl_env.engine._jit import helper, inlined, kernel, leaf
 from tafl_env.engine.captures import king_captured
 from tafl_env.engine.movegen import find_slot, lowest_bit, popcount
 from tafl_env.engine.state import RUNNING
@@ -69,7 +69,7 @@ def _king_rays(S, tb, g, sq, d):
     return x & tb.allowed[1, KING, sq, d]
 
 
-@helper
+@inlined
 def evaluate(S, tb, at, g, stamp, gen):
     """E of row ``g`` from the defenders' side (agents/greedy.py, (d))."""
     s = tb.params[P_S]
@@ -320,7 +320,7 @@ def _king_capture_replies(S, tb, c, r, info, scratch, cacts, ccnt, cidx, synced)
     return False
 
 
-@helper
+@inlined
 def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw):
     """Row ``c`` (running, no chain pending): can the side to move win at once? Rows r, r+1 ...
     are scratch (see the module docstring for the filters)."""

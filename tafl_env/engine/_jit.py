@@ -109,11 +109,12 @@ LLVM and costs more than these functions' work. Only small ones: inlining the bi
 functions into every kernel made the cold compile five times longer."""
 
 inlined = numba.njit(forceinline=True, **SERIAL_OPTIONS)
-"""The step: too big to inline into every kernel at numba's level (that doubled the cold
-compile), but called once a move, and a call passes every array argument as 7-11 machine words:
-the step's 28 arrays (state and tables) took about a third of a random move. ``forceinline``
-(a numba target option) marks the function ``alwaysinline`` for LLVM, which inlines it into
-each caller's machine code at a fraction of numba's cost."""
+"""Big per-game functions called once a move (the step; the greedy agent's evaluation and
+opponent check, once a scored child): too big to inline into every kernel at numba's level (that
+doubled the cold compile), but a call passes every array argument as 7-11 machine words, and
+the step's 28 arrays (state and tables) took about a third of a random move. ``forceinline`` (a
+numba target option) marks the function ``alwaysinline`` for LLVM, which inlines it into each
+caller's machine code at a fraction of numba's cost."""
 
 
 @leaf
