@@ -147,6 +147,31 @@ def enc_prefilter(S, tb, at, c, rw):
     n = tb.params[P_N]
     full = tb.params[P_FULL_ROW]
     occ = S[I_OCC]
+    # Shortcut: a ray along a rank from a defender to the edge with no attacker on it keeps that
+    # defender in reach of the edge unless the move lands on the ray or next to the defender
+    # (capturing it). Two rays whose squares and defenders' neighbours share nothing cannot both
+    # be closed by one move (one landing square): rays 3 or more ranks apart, or in one rank the
+    # first defender's ray west and the last one's east with the two 3 or more files apart.
+    low, high = n, -1
+    for r in range(n):
+        attackers = np.int64(occ[c, 0, r])
+        defenders = np.int64(occ[c, 1, r])
+        if defenders == 0:
+            continue
+        first = defenders & -defenders
+        upto = defenders | (defenders >> 1)
+        upto |= upto >> 2
+        upto |= upto >> 4
+        upto |= upto >> 8
+        upto |= upto >> 16                       # files up to the last defender
+        west = attackers & (first - 1) == 0
+        east = attackers & ~upto & full == 0
+        if west and east and popcount(upto) - popcount(first - 1) >= 4:
+            return 0                             # last file - first file >= 3
+        if west or east:
+            low, high = min(low, r), max(high, r)
+            if high - low >= 3:
+                return 0
     for r in range(n):
         rw[RW_A, r] = occ[c, 0, r]
         rw[RW_D, r] = occ[c, 1, r]
