@@ -138,8 +138,8 @@ class GreedyAgent(Agent):
         out = np.full(len(state), -1, dtype=np.int64)
         if len(games):
             chosen = np.empty(len(games), dtype=np.int64)
-            _k.greedy_choose(state.arrays(), games, w.W, engine.kernel_tables, w.at, self._krng,
-                             chosen, *w.buffers)
+            _k.greedy_choose(state.buffer, games, w.state.buffer, engine.packed_tables, w.at,
+                             self._krng, chosen, *w.buffers)
             out[games] = chosen
         return out
 

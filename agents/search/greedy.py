@@ -32,6 +32,7 @@ import numpy as np
 
 from tafl_env.engine._jit import helper, inlined, kernel, leaf
 from tafl_env.engine.captures import king_captured
+from tafl_env.engine.layout import state_views, table_views
 from tafl_env.engine.movegen import find_slot, lowest_bit, popcount
 from tafl_env.engine.state import RUNNING
 from tafl_env.engine.step import next_random
@@ -509,9 +510,19 @@ def pick_best(scores, n, rng):
 
 
 @kernel
-def greedy_choose(R, games, W, tb, at, rng, out, acts, scores, caps, emov, info, scratch, cacts,
-                  ccnt, cidx, rw, stamp, gen):
-    """The greedy action of each game ``games[j]`` of State ``R`` into ``out[j]``."""
+def greedy_choose(rbuf, games, wbuf, tbuf, at, rng, out, acts, scores, caps, emov, info, scratch,
+                  cacts, ccnt, cidx, rw, stamp, gen):
+    """The greedy action of each game ``games[j]`` of the State in buffer ``rbuf`` into
+    ``out[j]``; ``wbuf`` is the work State's buffer, ``tbuf`` the engine's packed tables. The
+    States and tables travel as their buffers: a call checks its arguments one by one, and as
+    tuples of arrays they took 46 arrays, about 7 µs of a greedy move."""
+    _choose(state_views(rbuf), games, state_views(wbuf), table_views(tbuf), at, rng, out, acts,
+            scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen)
+
+
+@helper
+def _choose(R, games, W, tb, at, rng, out, acts, scores, caps, emov, info, scratch, cacts, ccnt,
+            cidx, rw, stamp, gen):
     for j in range(len(games)):
         g = games[j]
         for b in range(3):
