@@ -36,7 +36,7 @@ from agents.evaluators import NetworkEvaluator  # noqa: E402
 from agents.mcts import MCTSAgent  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-MODELS = HERE.parent / "results" / "training"
+MODELS = HERE.parent / "agents" / "pretrained"   # the shipped policies, <variant>.zip
 DEFAULT_OUT = HERE / "RESULTS.md"
 
 
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         m = mcts_rate(v, args.mcts_batch, args.simulations, args.seed)
         u = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random", prior="uniform")
         rg = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random")
-        model = MODELS / v / "model.zip"
+        model = MODELS / f"{v}.zip"
         nt = (mcts_rate(v, args.mcts_batch, args.simulations, args.seed,
                         evaluator=NetworkEvaluator(model, threads=args.net_threads))
               if model.is_file() else {"sims_per_s": float("nan")})
