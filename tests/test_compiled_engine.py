@@ -322,6 +322,14 @@ def test_bit_intrinsics_count_and_find_bits_like_python():
     assert lows.tolist() == [(int(x) & -int(x)).bit_length() - 1 for x in xs]
 
 
+def test_bits_through_highest_fills_below_the_last_bit():
+    from tafl_env.engine.movegen import bits_through_highest
+
+    xs = [0, 1, 2, 3, 0b1010000, (1 << 18) | 5, (1 << 31), (1 << 32) - 1]
+    xs += np.random.default_rng(4).integers(0, 2**32, size=500).tolist()
+    assert [bits_through_highest(np.int64(x)) for x in xs] == [(1 << int(x).bit_length()) - 1 for x in xs]
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_masks_fill_reused_buffers_exactly(variant):
     """Masks are written whole (8-byte stores of unpacked bits): a reused ``out`` full of old

@@ -33,7 +33,7 @@ import numpy as np
 from tafl_env.engine._jit import helper, inlined, kernel, leaf
 from tafl_env.engine.captures import king_captured
 from tafl_env.engine.layout import state_views, table_views
-from tafl_env.engine.movegen import find_slot, lowest_bit, popcount
+from tafl_env.engine.movegen import bits_through_highest, find_slot, lowest_bit, popcount
 from tafl_env.engine.state import RUNNING
 from tafl_env.engine.step import next_random
 from tafl_env.engine.tables import (F_THRONE, OPPOSITE, P_BERSERK, P_ENCIRCLEMENT, P_FULL_ROW,
@@ -160,11 +160,7 @@ def enc_prefilter(S, tb, at, c, rw):
         if defenders == 0:
             continue
         first = defenders & -defenders
-        upto = defenders | (defenders >> 1)
-        upto |= upto >> 2
-        upto |= upto >> 4
-        upto |= upto >> 8
-        upto |= upto >> 16                       # files up to the last defender
+        upto = bits_through_highest(defenders)   # files up to the last defender
         west = attackers & (first - 1) == 0
         east = attackers & ~upto & full == 0
         if west and east and popcount(upto) - popcount(first - 1) >= 4:

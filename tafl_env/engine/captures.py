@@ -12,7 +12,7 @@ import numpy as np
 
 from ..notation import COMMANDER, EMPTY, KING, KNIGHT
 from ._jit import helper, leaf
-from .movegen import piece_moves
+from .movegen import bits_through_highest, piece_moves
 from .tables import (F_ALWAYS_HOSTILE, F_CORNER, F_ESCAPE, F_KING_HOSTILE, F_THRONE, IS_ATTACKER,
                      OPPOSITE, P_COMMANDER_ON_THRONE, P_COMMANDER_SANDWICH, P_ENCIRCLEMENT,
                      P_FULL_ROW, P_N, P_S, P_THRONE, P_THRONE_HOSTILE, P_TABLUT_KING)
@@ -105,12 +105,8 @@ def encircled(occupancy, tb, g, reach, grown):
     for r in range(n):
         attackers = np.int64(occupancy[g, 0, r])
         west = (attackers & -attackers) - 1        # files west of the first attacker (all: none)
-        upto = attackers | (attackers >> 1)        # files up to the last attacker
-        upto |= upto >> 2
-        upto |= upto >> 4
-        upto |= upto >> 8
-        upto |= upto >> 16
-        if np.int64(occupancy[g, 1, r]) & (west | (~upto & full)):
+        east = ~bits_through_highest(attackers) & full   # files east of the last attacker
+        if np.int64(occupancy[g, 1, r]) & (west | east):
             return False
     for r in range(n):
         reach[r] = ~np.int64(occupancy[g, 0, r]) & full & tb.edge_rows[r]

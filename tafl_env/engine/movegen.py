@@ -44,6 +44,17 @@ def lowest_bit(x):
 
 
 @leaf
+def bits_through_highest(x):
+    """The bits of ``x`` (below 2**32) from bit 0 up to its highest set bit, all set (0 for 0):
+    the files up to the last piece of a rank."""
+    x |= x >> 1
+    x |= x >> 2
+    x |= x >> 4
+    x |= x >> 8
+    return x | (x >> 16)
+
+
+@leaf
 def piece_moves(board, lines, tb, g, side, sq, out):
     """Write the four packed move masks of the piece on ``sq`` (of ``side``) in game ``g`` into
     ``out[0:4]``; returns how many moves it has."""
