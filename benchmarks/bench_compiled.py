@@ -269,17 +269,12 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(row)
         print(row, flush=True)
     if not args.rows:
-        cold, warm = compile_times(ROOT)
-        if args.base and not args.numpy_base:
-            base_cold, base_warm = compile_times(args.base)
-            lines += [f"| cold compile, all kernels | s | {fmt(base_cold, 's')} | {fmt(cold, 's')} | |",
-                      f"| warm start, all kernels from the cache | s | {fmt(base_warm, 's')} | "
-                      f"{fmt(warm, 's')} | |"]
-        else:
-            before = "— | " if args.base else ""
-            lines += [f"| cold compile, all kernels | s | {before}{fmt(cold, 's')} |{' |' if args.base else ''}",
-                      f"| warm start, all kernels from the cache | s | {before}{fmt(warm, 's')} |"
-                      f"{' |' if args.base else ''}"]
+        now = compile_times(ROOT)
+        before = compile_times(args.base) if args.base and not args.numpy_base else (None, None)
+        for label, old, new in zip(("cold compile, all kernels",
+                                    "warm start, all kernels from the cache"), before, now):
+            row = f"| {label} | s | " + (f"{fmt(old, 's')} | " if args.base else "") + f"{fmt(new, 's')} |"
+            lines.append(row + (" |" if args.base else ""))
         print(*lines[-2:], sep="\n")
     table = "\n".join(lines)
     if args.write:
