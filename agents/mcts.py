@@ -71,7 +71,9 @@ Version history: 0.4 evaluators injected; rollouts compiled (the Python search o
 exactly for every evaluator (0.3's ``mcts:N:random:uniform`` did not, and could miss a win in one
 with few simulations or walk into a loss in one). 0.3 compiled search, tree reuse, time budgets;
 0.2 greedy priors, heuristic leaf values, the solver; 0.1 plain UCT with random rollouts
-(``mcts:N:random:uniform``).
+(``mcts:N:random:uniform``). Greedy playouts (``RolloutEvaluator(playout="greedy")``) choose as
+the greedy agent does since its 0.4 (the opponent check run lazily: moves of the same scores,
+other random tie-breaks).
 """
 
 from __future__ import annotations

@@ -102,3 +102,42 @@ def test_compiled_greedy_inside_berserk_chains():
         for a in ref:
             assert got[a] == pytest.approx(ref[a])
         assert ref[int(greedy.act(eng, st)[0])] == max(ref.values())
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_lazy_choice_is_a_best_scored_move(variant):
+    """act() checks the opponent's replies only for children whose score could still be best
+    (choose_node); it must pick a move of the highest full score (score_moves checks every child),
+    also where the child of the highest score before the check is unsafe ("tense": 1-20% of
+    random positions, so positions are drawn until five tense ones were checked)."""
+    eng = Engine(make_rules(variant))
+    rng = np.random.default_rng(11)
+    greedy = GreedyAgent(seed=2)
+    tense = 0
+    for st in _random_positions(eng, rng, 1500, 400):
+        scores, _, action = greedy.score_moves(eng, st)
+        best = set(action[scores == scores.max()].tolist())
+        unsafe = (scores <= UNSAFE / 2) & (scores > LOSS / 2)
+        tense += bool(np.where(unsafe, scores - UNSAFE, scores).max() > scores.max())
+        for _ in range(4 if len(best) > 1 else 1):
+            assert int(greedy.act(eng, st)[0]) in best
+        if tense == 5:
+            break
+    assert tense == 5, "too few positions where the check changes the best move"
+
+
+def test_lazy_choice_breaks_ties_uniformly():
+    eng = Engine(make_rules("historical_tablut"))
+    rng = np.random.default_rng(5)
+    greedy = GreedyAgent(seed=3)
+    for st in _random_positions(eng, rng, 200, 60):
+        scores, _, action = greedy.score_moves(eng, st)
+        best = action[scores == scores.max()]
+        if 2 <= len(best) <= 6:
+            break
+    else:
+        pytest.fail("no position with 2-6 best moves")
+    picks = np.array([int(greedy.act(eng, st)[0]) for _ in range(100 * len(best))])
+    counts = np.array([(picks == a).sum() for a in best])
+    assert counts.sum() == len(picks)                  # nothing outside the best
+    assert counts.min() >= 55 and counts.max() <= 145  # ~100 each (binomial sd <= 9.5)

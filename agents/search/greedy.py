@@ -446,6 +446,39 @@ def has_repeat(S, g):
     return False
 
 
+@inlined
+def play_child(S, tb, p, c, a, info, scratch):
+    """Row ``c`` := row ``p`` with action ``a`` played; a berserk chain it opens is judged as the
+    position after its pass (agents/greedy.py). Row ``c``'s tables must equal row ``p``'s."""
+    copy_light(S, p, c)
+    step_row(S, tb, c, a, info, scratch)
+    if S[I_CHAIN][c] >= 0 and S[I_REASON][c] == RUNNING:
+        step_row(S, tb, c, tb.params[P_PASS], info, scratch)
+
+
+@inlined
+def child_score(S, tb, at, p, c, a, i, before, caps, emov, info, scratch, stamp, gen):
+    """Play action ``a`` of row ``p`` into row ``c`` and score it without the opponent check:
+    ``WIN``/``0``/``LOSS`` for a finished game, else ``W_CAPTURE * captures + E_mover`` (an
+    upper bound of its score: the check can only add ``UNSAFE``). Writes ``caps[i]`` and
+    ``emov[i]``; returns (score, whether the game runs on). Row ``c`` keeps the child."""
+    mover = S[I_TO_MOVE][p]
+    play_child(S, tb, p, c, a, info, scratch)
+    w = S[I_WINNER][c]
+    cap = before - count_pieces(S, tb, c, 1 - mover)
+    caps[i] = cap
+    e = evaluate(S, tb, at, c, stamp, gen)
+    em = e if mover == 1 else -e
+    emov[i] = em
+    if w == mover:
+        return WIN, False
+    if w == 2:
+        return 0.0, False
+    if w >= 0:
+        return LOSS, False
+    return W_CAPTURE * cap + em, True
+
+
 @helper
 def score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
                stamp, gen):
@@ -455,35 +488,69 @@ def score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccn
     c = p + 1
     r = p + 2
     n_act = list_actions(S, tb, p, acts)
-    mover = S[I_TO_MOVE][p]
-    enemy = 1 - mover
-    before = count_pieces(S, tb, p, enemy)
+    before = count_pieces(S, tb, p, 1 - S[I_TO_MOVE][p])
     root_rep = tb.params[P_REPETITION] == 0 and has_repeat(S, p)
-    pass_action = tb.params[P_PASS]
     for i in range(n_act):
-        copy_light(S, p, c)
-        step_row(S, tb, c, acts[i], info, scratch)
-        if S[I_CHAIN][c] >= 0 and S[I_REASON][c] == RUNNING:
-            step_row(S, tb, c, pass_action, info, scratch)
-        w = S[I_WINNER][c]
-        cap = before - count_pieces(S, tb, c, enemy)
-        caps[i] = cap
-        e = evaluate(S, tb, at, c, stamp, gen)
-        em = e if mover == 1 else -e
-        emov[i] = em
-        if w == mover:
-            sc = WIN
-        elif w == 2:
-            sc = 0.0
-        elif w >= 0:
-            sc = LOSS
-        else:
-            sc = W_CAPTURE * cap + em
-            if opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw):
-                sc += UNSAFE
+        sc, running = child_score(S, tb, at, p, c, acts[i], i, before, caps, emov, info, scratch,
+                                  stamp, gen)
+        if running and opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx,
+                                   rw):
+            sc += UNSAFE
         scores[i] = sc
         restore_seen(S, p, c)
     return n_act
+
+
+@helper
+def choose_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
+                stamp, gen, ties, rng):
+    """The greedy choice in row ``p`` (running): the index into ``acts`` of a best-scored action
+    (as score_node scores them, exact ties uniformly at random), or -1 without legal actions.
+
+    Lazily: every child is scored without the opponent check, which can only lower a score (by
+    ``UNSAFE``), so those scores bound the final ones from above, and draws a random tie-break
+    key ``ties[i]``. The choice is the child of the highest final score, the lowest key among
+    equals (uniform among the best, the keys being independent uniform draws). Children are
+    checked in the order of (bound, key), best first, until the next one cannot beat the choice:
+    most positions need one or two checks instead of one per child. ``scores[:n]`` ends with
+    the bounds of the children left unchecked."""
+    c = p + 1
+    r = p + 2
+    n_act = list_actions(S, tb, p, acts)
+    before = count_pieces(S, tb, p, 1 - S[I_TO_MOVE][p])
+    root_rep = tb.params[P_REPETITION] == 0 and has_repeat(S, p)
+    for i in range(n_act):
+        sc, running = child_score(S, tb, at, p, c, acts[i], i, before, caps, emov, info, scratch,
+                                  stamp, gen)
+        scores[i] = sc
+        key = next_random(rng, 0)
+        ties[i] = key if running else key + 1.0   # keys of running children are below 1
+        restore_seen(S, p, c)
+    choice = -1
+    best = -np.inf
+    best_key = 0.0
+    while True:
+        i = -1   # the unchecked child of the highest (bound, -key); checked ones have key inf
+        for j in range(n_act):
+            if ties[j] != np.inf and (i < 0 or scores[j] > scores[i]
+                                      or (scores[j] == scores[i] and ties[j] < ties[i])):
+                i = j
+        if i < 0:
+            break
+        key = ties[i] - 1.0 if ties[i] >= 1.0 else ties[i]
+        if scores[i] < best or (scores[i] == best and key > best_key):
+            break   # neither it nor any child after it can beat the choice
+        if ties[i] < 1.0:
+            play_child(S, tb, p, c, acts[i], info, scratch)
+            if opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw):
+                scores[i] += UNSAFE
+            restore_seen(S, p, c)
+        ties[i] = np.inf
+        if scores[i] > best or (scores[i] == best and key < best_key):
+            best = scores[i]
+            best_key = key
+            choice = i
+    return choice
 
 
 @leaf
@@ -507,25 +574,25 @@ def pick_best(scores, n, rng):
 
 @kernel
 def greedy_choose(rbuf, games, wbuf, tbuf, at, rng, out, acts, scores, caps, emov, info, scratch,
-                  cacts, ccnt, cidx, rw, stamp, gen):
+                  cacts, ccnt, cidx, rw, stamp, gen, ties):
     """The greedy action of each game ``games[j]`` of the State in buffer ``rbuf`` into
     ``out[j]``; ``wbuf`` is the work State's buffer, ``tbuf`` the engine's packed tables. The
     States and tables travel as their buffers: a call checks its arguments one by one, and as
     tuples of arrays they took 46 arrays, about 7 µs of a greedy move."""
     _choose(state_views(rbuf), games, state_views(wbuf), table_views(tbuf), at, rng, out, acts,
-            scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen)
+            scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen, ties)
 
 
 @helper
 def _choose(R, games, W, tb, at, rng, out, acts, scores, caps, emov, info, scratch, cacts, ccnt,
-            cidx, rw, stamp, gen):
+            cidx, rw, stamp, gen, ties):
     for j in range(len(games)):
         g = games[j]
         for b in range(3):
             copy_full(R, g, W, b)
-        n = score_node(W, tb, at, 0, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx,
-                       rw, stamp, gen)
-        out[j] = acts[pick_best(scores, n, rng)] if n else -1
+        i = choose_node(W, tb, at, 0, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx,
+                        rw, stamp, gen, ties, rng)
+        out[j] = acts[i] if i >= 0 else -1
 
 
 @kernel

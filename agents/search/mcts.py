@@ -30,7 +30,7 @@ from tafl_env.engine.rows import (I_CHAIN, I_HIST, I_KEY, I_MOVES, I_PIECES, I_R
                                   I_TURN, I_WINNER, copy_light, copy_seen, list_actions, step_row)
 from tafl_env.engine.step import next_random
 
-from .greedy import evaluate, pick_best, score_node
+from .greedy import choose_node, evaluate, score_node
 from .tables import LOSS, UNSAFE, WIN
 
 H_NODES, H_EDGES, H_ROOT, H_SIMS, H_CHECKED = range(5)
@@ -69,7 +69,7 @@ def _expand(S, tb, at, row, node, hdr, nodes, edges, bufs, e0, value_scale, temp
     """Score row ``row``'s moves and fill ``node``'s edges, value and proof."""
     n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term = nodes
     e_action, e_prior, e_child, e_n, e_w, e_lost = edges
-    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen = bufs
+    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen, ties = bufs
     copy_seen(S, row, row + 1)
     for t in range(S[I_TURN][0], S[I_TURN][row] + 1):   # the path's history, for repetition
         S[I_HIST][row + 1, t] = S[I_HIST][row, t]
@@ -214,7 +214,7 @@ def playouts(S, tb, at, cfg, rng, bufs, side, e0, value_scale):
     most ``cfg[C_MAX_TURNS]`` actions each (random, or the greedy agent's choice), on row
     ``PLAYOUT_ROW``; a finished game is worth +1/-1 (a draw 0), an unfinished one the static
     value ``tanh((E_side - E0_side) / value_scale)`` of its last position."""
-    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen = bufs
+    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen, ties = bufs
     p = PLAYOUT_ROW
     t0 = S[I_TURN][0]
     for t in range(t0, S[I_TURN][1] + 1):     # the path's history, for repetition
@@ -231,9 +231,8 @@ def playouts(S, tb, at, cfg, rng, bufs, side, e0, value_scale):
                 for t in range(t0, S[I_TURN][p] + 1):
                     S[I_HIST][p + 1, t] = S[I_HIST][p, t]
                     S[I_HIST][p + 2, t] = S[I_HIST][p, t]
-                n = score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt,
-                               cidx, rw, stamp, gen)
-                a = acts[pick_best(scores, n, rng)]
+                a = acts[choose_node(S, tb, at, p, acts, scores, caps, emov, info, scratch,
+                                     cacts, ccnt, cidx, rw, stamp, gen, ties, rng)]
             else:
                 a = random_move(S[I_TO_MOVE], S[I_CHAIN], S[I_PIECES], S[I_MOVES], tb, p,
                                 next_random(rng, 0))[0]
@@ -483,7 +482,7 @@ def check_root(S, tb, at, hdr, nodes, edges, bufs):
     """Classify the root's moves (the position in row 0, expanded) with the greedy scoring's
     exact check: :func:`classify`. Every evaluator's root gets it once, so that a win in one is
     taken and a loss in one avoided whatever the priors."""
-    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen = bufs
+    acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw, stamp, gen, ties = bufs
     root = hdr[H_ROOT]
     hdr[H_CHECKED] = root
     copy_seen(S, 0, 1)
