@@ -120,6 +120,38 @@ def test_play_random_plays_games_to_their_end():
     assert eng.audit(state) == []
 
 
+def test_rollout_grows_the_history_once_and_plays_the_same_games(monkeypatch):
+    """A big batch's rollout makes room up front for the positions it can record (the move cap
+    here) instead of doubling the history as games fill it; the games are the same either way,
+    and a cap too big for the bound grows the history only as games need it."""
+    from tafl_env.engine import core
+
+    grows = []
+    real_grow = State.grow_history
+    monkeypatch.setattr(State, "grow_history",
+                        lambda st, capacity: (grows.append(capacity), real_grow(st, capacity)))
+    eng = Engine(make_rules("historical_tablut", max_turns=150))
+    b = core.PREGROW_MIN_BATCH
+    pregrown = eng.initial_state(b)
+    played = eng.play_random(pregrown, np.random.default_rng(4))
+    assert grows == [151] and pregrown.history.shape[1] == 256
+    assert (pregrown.reason != 0).all()
+    monkeypatch.setattr(core, "PREGROW_MIN_BATCH", 1 << 30)
+    grows.clear()
+    doubled = eng.initial_state(b)
+    assert eng.play_random(doubled, np.random.default_rng(4)).tolist() == played.tolist()
+    assert grows == [128, 256]   # stopped twice for room
+    for name in ("board", "turn", "winner", "reason", "key"):
+        assert (getattr(doubled, name) == getattr(pregrown, name)).all(), name
+    assert (doubled.history[:, :256] == pregrown.history).all()
+    assert eng.audit(pregrown) == []
+    monkeypatch.undo()
+    huge = Engine(make_rules("historical_tablut", max_turns=10**12))
+    state = huge.initial_state(b)
+    huge.play_random(state, np.random.default_rng(4), max_steps=10)
+    assert state.history.shape[1] == INITIAL_HISTORY
+
+
 def test_perft_refuses_what_cannot_finish_and_bounds_depth():
     g = Game("historical_tablut")
     with pytest.raises(InvalidOptionError, match="hours of work"):

@@ -44,6 +44,18 @@ INITIAL_HISTORY = 64
 
 _NO_LIMIT = np.iinfo(np.int64).max
 
+ROLLOUT_PREGROW_BYTES = 1 << 28
+"""How much history (and repetition table) a rollout may allocate up front, in bytes for the
+whole batch (256 MiB; 32 bytes per game and position). A rollout to the end of a big batch grows
+the history to the move cap anyway (some game gets there); growing it once before the kernel
+runs, instead of stopping every game that fills it and rebuilding the batch's repetition tables
+at each doubling, made two-thread Tablut rollouts of 4096 games about 15% faster. Beyond the
+bound (huge caps, huge batches) the history doubles as games need it."""
+
+PREGROW_MIN_BATCH = 64
+"""Smaller batches grow their history as they go: for them the rebuilds cost less than working
+out the room up front (a few µs, against a one-game random step of about 4 µs)."""
+
 MAX_BATCH = 1 << 24
 """Largest batch :meth:`Engine.initial_state` makes (about 16.8M games)."""
 
@@ -429,6 +441,8 @@ class Engine:
         # random_raw: a tenth of the cost of rng.integers at B = 1 (a zero seed is fixed in the kernel)
         seeds = rng.bit_generator.random_raw(b)
         played = np.zeros(b, dtype=np.int64)
+        if b >= PREGROW_MIN_BATCH:
+            self._pregrow(state, limit)
         while True:
             buf, tables = state.buffer, self.packed_tables
             if self._parallel(b):
@@ -442,6 +456,21 @@ class Engine:
             if not full:
                 return played
             state.grow_history(2 * state.history.shape[1])
+
+    def _pregrow(self, state: State, limit: int) -> None:
+        """Room for every position a rollout of at most ``limit`` actions per game can record,
+        when that fits :data:`ROLLOUT_PREGROW_BYTES` (turns end the game at the move cap, and a
+        berserk chain's continuations take no turn)."""
+        running = np.flatnonzero(state.reason == RUNNING)
+        if not len(running):
+            return
+        last = int(state.turn[running].max()) + min(limit, 1 << 40)
+        if self.rules.max_turns:
+            last = min(last, self.rules.max_turns)
+        per_position = state.history.itemsize + state.seen_keys.itemsize * 2 \
+            + state.seen_counts.itemsize * 2
+        if (last + 1) * per_position * len(state) <= ROLLOUT_PREGROW_BYTES:
+            state.grow_history(last + 1)
 
     def perft(self, state: State, depth: int, game: int = 0) -> int:
         """The number of action sequences of length ``depth`` from game ``game`` (DESIGN.md
