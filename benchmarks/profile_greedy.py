@@ -1,7 +1,9 @@
 """Where greedy's time goes: the cost of one scored child (legal move) by phase, one game.
 
-Greedy scores every legal move of a position (agents/greedy.py); `mcts:N` does the same for every
-node it expands, so both run at the speed of this loop. The phases are timed cumulatively by one
+Greedy scores every legal move of a position (agents/greedy.py) and checks the opponent's replies
+only where a child could still be best (the lazy check of ``choose_node``); `mcts:N` scores every
+node it expands in full, opponent check included, so it runs at the speed of this loop and act()
+at about the speed of its first phases. The phases are timed cumulatively by one
 compiled loop over the children of a mid-game position (24 random moves in), built from the
 agents' own compiled helpers (agents/search/greedy.py):
 
