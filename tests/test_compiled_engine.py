@@ -94,8 +94,8 @@ def test_play_random_one_step_per_call_and_a_zero_seed():
     would stay at 0 and always pick the first legal move) is replaced by a fixed seed."""
 
     class ZeroBits:
-        def random_raw(self, size):
-            return np.zeros(size, dtype=np.uint64)
+        def random_raw(self, size=None):
+            return 0 if size is None else np.zeros(size, dtype=np.uint64)
 
     class ZeroRng:
         bit_generator = ZeroBits()
@@ -108,6 +108,17 @@ def test_play_random_one_step_per_call_and_a_zero_seed():
         eng.step(first, [int(eng.legal_actions(first)[0])])
     assert not np.array_equal(state.board, first.board)   # not the first legal move every time
     assert eng.audit(state) == []
+
+
+def test_one_game_rollout_draws_its_seed_as_a_batch_does():
+    """A one-game rollout takes its seed as a scalar (the fast path); it plays what the first game
+    of a batch plays with the same generator."""
+    eng = Engine(make_rules("legacy_berserk"))
+    one, two = eng.initial_state(1), eng.initial_state(2)
+    for _ in range(3):
+        assert (eng.play_random(one, np.random.default_rng(9), 40)[0]
+                == eng.play_random(two, np.random.default_rng(9), 40)[0])
+        assert (one.board[0] == two.board[0]).all() and one.turn[0] == two.turn[0]
 
 
 def test_play_random_plays_games_to_their_end():

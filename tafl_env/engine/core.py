@@ -173,6 +173,13 @@ class Engine:
             work = self._local.rollout = np.empty(INFO_WIDTH + SCRATCH, dtype=np.int64)
         return work
 
+    def _one_seed(self) -> np.ndarray:
+        """This thread's (1,) array for a one-game rollout's seed."""
+        seed = getattr(self._local, "seed", None)
+        if seed is None:
+            seed = self._local.seed = np.zeros(1, dtype=np.uint64)
+        return seed
+
     @property
     def threads(self) -> int:
         """Threads that batched kernels may use (batches of 2048 games or more)."""
@@ -438,8 +445,13 @@ class Engine:
         call (the cheapest single-game random step from Python)."""
         b = len(state)
         limit = _NO_LIMIT if max_steps is None else _check_int(max_steps, "max_steps", 0)
-        # random_raw: a tenth of the cost of rng.integers at B = 1 (a zero seed is fixed in the kernel)
-        seeds = rng.bit_generator.random_raw(b)
+        # random_raw: a tenth of the cost of rng.integers at B = 1 (a zero seed is fixed in the
+        # kernel); one game's seed as a scalar into this thread's array: half the cost again
+        if b == 1:
+            seeds = self._one_seed()
+            seeds[0] = rng.bit_generator.random_raw()
+        else:
+            seeds = rng.bit_generator.random_raw(b)
         played = np.zeros(b, dtype=np.int64)
         if b >= PREGROW_MIN_BATCH:
             self._pregrow(state, limit)
