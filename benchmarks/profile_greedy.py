@@ -76,7 +76,7 @@ def profile(variant: str, seconds: float = 1.0, seed: int = 0) -> dict:
     agent = GreedyAgent(seed=seed)
     w = agent.work(eng, st)
     n = int(eng.count_legal(st)[0])
-    args = (st.arrays(), 0, w.W, eng.kernel_tables, w.at, *w.buffers)
+    args = (st.arrays(), 0, w.W, eng.kernel_tables, w.at, *w.node_buffers())
     out = {"variant": variant, "children": n}
     for phases, name in enumerate(PHASES):
         _children(*args, phases, 1)   # compile
