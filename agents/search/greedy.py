@@ -501,6 +501,12 @@ def score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccn
     return n_act
 
 
+@leaf
+def _tie_key(t):
+    """The tie-break key of ``choose_node``'s entry ``t`` (finished children's keys carry +1)."""
+    return t - 1.0 if t >= 1.0 else t
+
+
 @helper
 def choose_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
                 stamp, gen, ties, rng):
@@ -524,20 +530,23 @@ def choose_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, cc
                                   stamp, gen)
         scores[i] = sc
         key = next_random(rng, 0)
-        ties[i] = key if running else key + 1.0   # keys of running children are below 1
+        ties[i] = key if running else key + 1.0   # +1: a finished child, nothing to check
         restore_seen(S, p, c)
     choice = -1
     best = -np.inf
     best_key = 0.0
     while True:
         i = -1   # the unchecked child of the highest (bound, -key); checked ones have key inf
+        key = 0.0
         for j in range(n_act):
-            if ties[j] != np.inf and (i < 0 or scores[j] > scores[i]
-                                      or (scores[j] == scores[i] and ties[j] < ties[i])):
+            if ties[j] == np.inf:
+                continue
+            kj = _tie_key(ties[j])
+            if i < 0 or scores[j] > scores[i] or (scores[j] == scores[i] and kj < key):
                 i = j
+                key = kj
         if i < 0:
             break
-        key = ties[i] - 1.0 if ties[i] >= 1.0 else ties[i]
         if scores[i] < best or (scores[i] == best and key > best_key):
             break   # neither it nor any child after it can beat the choice
         if ties[i] < 1.0:
