@@ -479,6 +479,17 @@ def child_score(S, tb, at, p, c, a, i, before, caps, emov, info, scratch, stamp,
     return W_CAPTURE * cap + em, True
 
 
+@inlined
+def node_setup(S, tb, p, acts):
+    """Row ``p``'s legal actions into ``acts``; returns their count, the enemy's pieces before the
+    move (captures are the difference) and whether a position of row ``p`` has occurred twice
+    (the opponent check's repetition filter then looks at every reply)."""
+    n_act = list_actions(S, tb, p, acts)
+    before = count_pieces(S, tb, p, 1 - S[I_TO_MOVE][p])
+    root_rep = tb.params[P_REPETITION] == 0 and has_repeat(S, p)
+    return n_act, before, root_rep
+
+
 @helper
 def score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
                stamp, gen):
@@ -487,9 +498,7 @@ def score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccn
     returns n. Rows p+1, p+2 ... are scratch; their tables must equal row p's on entry."""
     c = p + 1
     r = p + 2
-    n_act = list_actions(S, tb, p, acts)
-    before = count_pieces(S, tb, p, 1 - S[I_TO_MOVE][p])
-    root_rep = tb.params[P_REPETITION] == 0 and has_repeat(S, p)
+    n_act, before, root_rep = node_setup(S, tb, p, acts)
     for i in range(n_act):
         sc, running = child_score(S, tb, at, p, c, acts[i], i, before, caps, emov, info, scratch,
                                   stamp, gen)
@@ -522,9 +531,7 @@ def choose_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, cc
     the bounds of the children left unchecked."""
     c = p + 1
     r = p + 2
-    n_act = list_actions(S, tb, p, acts)
-    before = count_pieces(S, tb, p, 1 - S[I_TO_MOVE][p])
-    root_rep = tb.params[P_REPETITION] == 0 and has_repeat(S, p)
+    n_act, before, root_rep = node_setup(S, tb, p, acts)
     for i in range(n_act):
         sc, running = child_score(S, tb, at, p, c, acts[i], i, before, caps, emov, info, scratch,
                                   stamp, gen)
