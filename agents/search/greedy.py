@@ -569,25 +569,6 @@ def choose_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, cc
     return choice
 
 
-@leaf
-def pick_best(scores, n, rng):
-    """Index of the best score among ``scores[:n]``, exact ties uniformly at random."""
-    best = -np.inf
-    choice = -1
-    ties = 0
-    for i in range(n):
-        v = scores[i]
-        if v > best:
-            best = v
-            choice = i
-            ties = 1
-        elif v == best:
-            ties += 1
-            if next_random(rng, 0) * ties < 1.0:
-                choice = i
-    return choice
-
-
 @kernel
 def greedy_choose(rbuf, games, wbuf, tbuf, at, rng, out, acts, scores, caps, emov, info, scratch,
                   cacts, ccnt, cidx, rw, stamp, gen, ties):
