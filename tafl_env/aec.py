@@ -24,7 +24,6 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
 from .errors import IllegalMoveError, InvalidOptionError, TaflError
@@ -32,6 +31,7 @@ from .game import Game, engine_for
 from .observation import observation_shape, observe
 from .render import HumanRenderer, render_ansi, render_rgb
 from .rules import SIDES, RuleSet, make_rules
+from .wrappers import wrap
 from .registration import ENV_IDS, env_id, register_pettingzoo
 
 AGENTS = SIDES  # ("attacker", "defender"): agent name = side name, index = side code
@@ -357,26 +357,11 @@ class TaflEnv(AECEnv):
 raw_env = TaflEnv
 
 
-class TerminateIllegal(wrappers.TerminateIllegalWrapper):
-    """PettingZoo's ``TerminateIllegalWrapper`` (an illegal action loses) that first rejects what is
-    not an action id (``True``, ``1.0``) with the raw env's error: the wrapper would index the
-    action mask with it (``mask[True]`` is an array). One class, not a wrapper more, because every
-    wrapper level adds an attribute lookup to each ``last()`` and ``step()``."""
-
-    def step(self, action) -> None:
-        agent = self.agent_selection
-        if action is not None and not (self.terminations[agent] or self.truncations[agent]):
-            self.env.unwrapped._as_action(action, agent)
-        super().step(action)
-
-
 def env(variant: str | RuleSet, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
-    """The environment wrapped as PettingZoo's classic games are (an illegal action ends the game, -1)."""
-    e = TaflEnv(variant, render_mode=render_mode, **kwargs)
-    e = TerminateIllegal(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    """The environment wrapped as PettingZoo's classic games are: an illegal action ends the game
+    (-1), an action outside the action space is an ``AssertionError``, calls before ``reset()`` are
+    errors (PettingZoo's three wrappers, made cheaper to go through: :mod:`tafl_env.wrappers`)."""
+    return wrap(TaflEnv(variant, render_mode=render_mode, **kwargs), illegal_reward=-1)
 
 
 # --- PettingZoo registry ------------------------------------------------------------------------

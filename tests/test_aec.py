@@ -308,6 +308,70 @@ def test_wrapped_env_rejects_out_of_range_action():
         e.step(e.action_space("attacker").n)
 
 
+def _pettingzoo_stack(variant, **options):
+    """env() as PettingZoo's own wrapper classes build it (the reference for tafl_env.wrappers)."""
+    from pettingzoo.utils import wrappers
+    e = wrappers.TerminateIllegalWrapper(raw_env(variant, **options), illegal_reward=-1)
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(e))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")   # PettingZoo warns of each illegal move
+@pytest.mark.parametrize("variant", ["historical_tablut", "legacy_berserk"])
+def test_env_wrappers_behave_as_pettingzoos_own(variant):
+    """env()'s wrappers forward attributes by properties; a game played through them and through
+    PettingZoo's own classes, illegal and out-of-range actions included, must look the same."""
+    ours, ref = env(variant, max_turns=40), _pettingzoo_stack(variant, max_turns=40)
+    for e in (ours, ref):
+        with pytest.raises(AttributeError, match="agent_selection cannot be accessed before reset"):
+            e.agent_selection
+        with pytest.raises(AttributeError, match="agents cannot be accessed before reset"):
+            e.agents
+    rng = np.random.default_rng(3)
+    games = 0
+    for e in (ours, ref):
+        e.reset()
+    while games < 8:
+        seen = [e.last() for e in (ours, ref)]
+        for a, b in zip(*seen):
+            if isinstance(a, dict) and "action_mask" in a:
+                for k in a:
+                    np.testing.assert_array_equal(a[k], b[k])
+            else:
+                assert a == b
+        for name in ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
+                     "truncations", "infos"):
+            assert getattr(ours, name) == getattr(ref, name), name
+        obs, _, term, trunc, _ = seen[0]
+        if term or trunc:
+            for e in (ours, ref):
+                e.step(None)
+            if not ours.agents:
+                assert not ref.agents
+                games += 1
+                for e in (ours, ref):
+                    e.reset()
+            continue
+        roll = rng.random()
+        if roll < 0.02:
+            for e in (ours, ref):
+                with pytest.raises(AssertionError):
+                    e.step(int(obs["action_mask"].size))   # outside the action space
+        elif roll < 0.05:
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"] == 0)))   # loses the game
+        else:
+            action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+        if roll >= 0.02:
+            for e in (ours, ref):
+                e.step(action)
+
+
+def test_env_wrappers_write_through_to_the_env():
+    e = env("historical_tablut")
+    e.reset()
+    e.infos = {"attacker": {"turn": 5}, "defender": {"turn": 5}}
+    assert e.unwrapped.infos is e.infos and e.last()[4] == {"turn": 5}
+
+
 def test_raw_env_raises_on_illegal_action_and_changes_nothing():
     e = raw_env("historical_tablut")
     e.reset()
@@ -548,7 +612,8 @@ def test_pettingzoo_make(variant):
     # an unversioned id resolves to v0; the wrappers are those of env()
     e2 = pettingzoo.make("aec", f"tafl/{NAMES[variant]}")
     assert e2.unwrapped.rules == make_rules(variant)
-    assert type(e2).__name__ == type(env(variant)).__name__ == "OrderEnforcingWrapper"
+    assert type(e2) is type(env(variant))
+    assert isinstance(e2, pettingzoo.utils.wrappers.OrderEnforcingWrapper)
 
 
 def test_bad_arguments_are_named():
