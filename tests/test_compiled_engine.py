@@ -119,6 +119,12 @@ def test_one_game_rollout_draws_its_seed_as_a_batch_does():
         assert (eng.play_random(one, np.random.default_rng(9), 40)[0]
                 == eng.play_random(two, np.random.default_rng(9), 40)[0])
         assert (one.board[0] == two.board[0]).all() and one.turn[0] == two.turn[0]
+    # to the end: the one game's history grows on the way (64 turns at first), its stream goes on
+    rng_one, rng_two = np.random.default_rng(4), np.random.default_rng(4)
+    assert eng.play_random(one, rng_one)[0] == eng.play_random(two, rng_two)[0]
+    assert one.turn[0] > 64 and one.history_capacity > 64
+    assert (one.board[0] == two.board[0]).all() and one.reason[0] == two.reason[0] != 0
+    assert eng.audit(one) == []
 
 
 def test_play_random_plays_games_to_their_end():

@@ -1,4 +1,5 @@
-"""Bit counts as single machine instructions: LLVM's ``ctpop`` and ``cttz`` intrinsics.
+"""What numba lacks, written as LLVM IR: bit counts as single machine instructions (LLVM's
+``ctpop`` and ``cttz``), an unaligned wide store, and an array view that costs no checks.
 
 numba has no popcount of its own, and LLVM did not recognise the shift-and-mask popcount (nor the
 de Bruijn lowest-bit lookup) as one instruction, so move counting spent ~12 operations per packed
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 
 @intrinsic
@@ -54,3 +57,37 @@ def store_bytes(typingctx, arr, offset, value):
         return context.get_dummy_value()
 
     return types.void(arr, offset, value), codegen
+
+
+@intrinsic
+def array_at(typingctx, buf, offset, shape, dtype):
+    """The C-contiguous array of ``dtype`` (a numpy scalar type) and ``shape`` (a tuple of ints)
+    whose data start at byte ``offset`` of the C-contiguous uint8 array ``buf``: pointer
+    arithmetic and the array's fields, nothing checked. The caller keeps the array inside ``buf``
+    and uses it only while ``buf`` lives (it holds no reference: kernels build views of their
+    arguments). numba's ``buf[a:b].view(t).reshape(s)`` checks bounds, size and contiguity: the
+    18 views of a State cost 0.5 µs a kernel call that way, a tenth of a one-game random step."""
+    if not (isinstance(buf, types.Array) and buf.dtype == types.uint8 and buf.layout == "C"
+            and isinstance(offset, types.Integer) and isinstance(shape, types.UniTuple)
+            and isinstance(shape.dtype, types.Integer) and isinstance(dtype, types.NumberClass)):
+        return None
+    element, ndim = dtype.instance_type, shape.count
+    result = types.Array(element, ndim, "C")
+
+    def codegen(context, builder, signature, args):
+        source = make_array(signature.args[0])(context, builder, args[0])
+        data_type = context.get_data_type(element)
+        data = builder.bitcast(builder.gep(source.data, [args[1]]), data_type.as_pointer())
+        sizes = [context.cast(builder, size, shape.dtype, types.intp)
+                 for size in cgutils.unpack_tuple(builder, args[2], ndim)]
+        stride = context.get_constant(types.intp, context.get_abi_sizeof(data_type))
+        itemsize, strides = stride, []
+        for size in reversed(sizes):
+            strides.insert(0, stride)
+            stride = builder.mul(stride, size)
+        view = make_array(result)(context, builder)
+        populate_array(view, data=data, shape=sizes, strides=strides, itemsize=itemsize,
+                       meminfo=None)
+        return view._getvalue()
+
+    return result(buf, offset, shape, dtype), codegen

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from ._bits import array_at
 from ._jit import helper
 from .tables import NUM_PARAMS, KernelTables
 
@@ -107,30 +108,31 @@ def _views_spec(d: tuple) -> tuple:
 
 @helper
 def state_views(buf):
-    """The compiled twin of :func:`state_arrays`: the 18 arrays of the State in ``buf``. A call,
-    not inlined: the views are built by code compiled once, not repeated in every kernel. Call
-    it from serial kernels only (compiled as the engine's, without reference counting)."""
-    dims = buf[:8 * STATE_HEADER].view(np.int64)
-    b, s1, h, nl, n, p = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5]
-    o = dims[6:]
-    return (buf[o[0]:o[0] + b * s1].view(np.int8).reshape((b, s1)),
-            buf[o[1]:o[1] + b].view(np.int8),
-            buf[o[2]:o[2] + b].view(np.int8),
-            buf[o[3]:o[3] + 8 * b].view(np.intp),
-            buf[o[4]:o[4] + 8 * b].view(np.intp),
-            buf[o[5]:o[5] + 4 * b].view(np.int32),
-            buf[o[6]:o[6] + 8 * b].view(np.uint64),
-            buf[o[7]:o[7] + 8 * b * h].view(np.uint64).reshape((b, h)),
-            buf[o[8]:o[8] + 4 * b].view(np.int32),
-            buf[o[9]:o[9] + 16 * b * h].view(np.uint64).reshape((b, 2 * h)),
-            buf[o[10]:o[10] + 8 * b * h].view(np.int32).reshape((b, 2 * h)),
-            buf[o[11]:o[11] + 2 * b].view(np.int16),
-            buf[o[12]:o[12] + 4 * b * nl].view(np.uint32).reshape((b, nl)),
-            buf[o[13]:o[13] + 8 * b * n].view(np.uint32).reshape((b, 2, n)),
-            buf[o[14]:o[14] + 16 * b * p].view(np.intp).reshape((b, 2, p)),
-            buf[o[15]:o[15] + 16 * b * p].view(np.uint32).reshape((b, p, 4)),
-            buf[o[16]:o[16] + b].view(np.int8),
-            buf[o[17]:o[17] + b].view(np.int8))
+    """The compiled twin of :func:`state_arrays`: the 18 arrays of the State in ``buf``, built
+    without checks (:func:`._bits.array_at`: the header was written, and every view checked to
+    lie inside the buffer, by :func:`state_arrays` when the State was made). A call, not inlined:
+    the views are built by code compiled once, not repeated in every kernel. Call it from
+    serial kernels only (compiled as the engine's, without reference counting)."""
+    d = array_at(buf, 0, (STATE_HEADER,), np.int64)
+    b, s1, h, nl, n, p = d[0], d[1], d[2], d[3], d[4], d[5]
+    return (array_at(buf, d[6], (b, s1), np.int8),
+            array_at(buf, d[7], (b,), np.int8),
+            array_at(buf, d[8], (b,), np.int8),
+            array_at(buf, d[9], (b,), np.intp),
+            array_at(buf, d[10], (b,), np.intp),
+            array_at(buf, d[11], (b,), np.int32),
+            array_at(buf, d[12], (b,), np.uint64),
+            array_at(buf, d[13], (b, h), np.uint64),
+            array_at(buf, d[14], (b,), np.int32),
+            array_at(buf, d[15], (b, 2 * h), np.uint64),
+            array_at(buf, d[16], (b, 2 * h), np.int32),
+            array_at(buf, d[17], (b,), np.int16),
+            array_at(buf, d[18], (b, nl), np.uint32),
+            array_at(buf, d[19], (b, 2, n), np.uint32),
+            array_at(buf, d[20], (b, 2, p), np.intp),
+            array_at(buf, d[21], (b, p, 4), np.uint32),
+            array_at(buf, d[22], (b,), np.int8),
+            array_at(buf, d[23], (b,), np.int8))
 
 
 # --- the tables -----------------------------------------------------------------------------------
@@ -179,18 +181,16 @@ def pack_tables(tables: KernelTables) -> tuple[np.ndarray, KernelTables]:
 def table_views(buf):
     """The compiled twin of :func:`pack_tables`'s views: the KernelTables in ``buf`` (from serial
     kernels only, as :func:`state_views`)."""
-    dims = buf[:8 * TABLE_HEADER].view(np.int64)
-    s1, k, n, c = dims[0], dims[1], dims[2], dims[3]
-    o = dims[4:]
+    d = array_at(buf, 0, (TABLE_HEADER,), np.int64)
+    s1, k, n, c = d[0], d[1], d[2], d[3]
     return KernelTables(
-        buf[o[0]:o[0] + 8 * NUM_PARAMS].view(np.int64),
-        buf[o[1]:o[1] + s1].view(np.uint8),
-        buf[o[2]:o[2] + 64 * s1].view(np.int64).reshape((s1, 8)),
-        buf[o[3]:o[3] + 32 * s1 * k].view(np.int64).reshape((s1, 4, k)),
-        buf[o[4]:o[4] + 128 * s1].view(np.int64).reshape((s1, 16)),
-        buf[o[5]:o[5] + 64 * c * s1].view(np.int64).reshape((2, c, s1, 4)),
-        buf[o[6]:o[6] + 2 * c * c].view(np.uint8).reshape((2, c, c)),
-        buf[o[7]:o[7] + 8 * c * s1].view(np.uint64).reshape((c, s1)),
-        buf[o[8]:o[8] + 8 * n].view(np.int64),
-        buf[o[9]:o[9] + c].view(np.uint8))
-
+        array_at(buf, d[4], (NUM_PARAMS,), np.int64),
+        array_at(buf, d[5], (s1,), np.uint8),
+        array_at(buf, d[6], (s1, 8), np.int64),
+        array_at(buf, d[7], (s1, 4, k), np.int64),
+        array_at(buf, d[8], (s1, 16), np.int64),
+        array_at(buf, d[9], (2, c, s1, 4), np.int64),
+        array_at(buf, d[10], (2, c, c), np.uint8),
+        array_at(buf, d[11], (c, s1), np.uint64),
+        array_at(buf, d[12], (n,), np.int64),
+        array_at(buf, d[13], (c,), np.uint8))
