@@ -185,6 +185,7 @@ class TaflEnv(AECEnv):
         }
         self.state_space = spaces.Box(0.0, 1.0, observation_shape(self.engine), dtype=np.float32)
         self._perspective = {a: np.array([i], dtype=np.intp) for i, a in enumerate(AGENTS)}
+        self._action = np.zeros(1, dtype=np.intp)   # step's action, as the engine takes it
         self.engine_state = None
         self.played: list[int] = []
         self.rewards: dict[str, float] = {}
@@ -274,7 +275,8 @@ class TaflEnv(AECEnv):
         a = self._as_action(action, agent)
         st = self.engine_state
         try:
-            self.engine.step(st, np.array((a,), dtype=np.intp))
+            self._action[0] = a
+            self.engine.step(st, self._action)
         except IllegalMoveError as exc:
             raise IllegalMoveError(f"{agent} cannot play action {a} in {self.rules.name} "
                                    f"(turn {int(st.turn[0])}): {exc}") from None
@@ -343,12 +345,14 @@ class TaflEnv(AECEnv):
     def __getstate__(self) -> dict:
         d = self.__dict__.copy()
         d.pop("engine", None)        # rebuilt from the rules (shared, cached per RuleSet)
+        d.pop("_action", None)       # scratch of step()
         d["_renderer"] = None        # a window is not part of the game
         return d
 
     def __setstate__(self, d: dict) -> None:
         self.__dict__.update(d)
         self.engine = engine_for(self.rules)
+        self._action = np.zeros(1, dtype=np.intp)
 
     def __str__(self) -> str:
         return self.metadata["name"]

@@ -30,6 +30,7 @@ import numpy as np
 
 from .engine import Engine, State
 from .engine._jit import kernel
+from .engine.layout import I_BOARD, I_CHAIN, I_TO_MOVE, I_TURN, state_views
 from .engine.tables import PIECE_ROLE, SIDE_OF
 
 NUM_PLANES = 14
@@ -59,10 +60,12 @@ def static_planes(engine: Engine) -> np.ndarray:
 
 
 @kernel
-def _encode(board, to_move, chain, turn, repeated, threshold, games, sides, static, max_turns,
-            chains, out):
-    """out[r] = the planes of game ``games[r]`` seen by side ``sides[r]`` (see the table above);
-    plane 12 is ``repeated[g] >= threshold`` (``State.repeats`` and 2, or flags and 1)."""
+def _encode(buf, repeated, threshold, games, sides, static, max_turns, chains, out):
+    """out[r] = the planes of game ``games[r]`` of the State in ``buf`` seen by side ``sides[r]``
+    (see the table above); plane 12 is ``repeated[g] >= threshold`` (``State.repeats`` and 2, or
+    flags and 1)."""
+    v = state_views(buf)
+    board, to_move, chain, turn = v[I_BOARD], v[I_TO_MOVE], v[I_CHAIN], v[I_TURN]
     s = static.shape[0]
     for r in range(len(games)):
         g = games[r]
@@ -112,9 +115,8 @@ class Observer:
         else:
             threshold = 1
         out = np.empty((len(games), self.n, self.n, NUM_PLANES), dtype=np.float32)
-        _encode(state.board, state.to_move, state.chain, state.turn, repeated, threshold, games,
-                sides, self.static, self.max_turns, self.chains,
-                out.reshape(len(games), self.s, NUM_PLANES))
+        _encode(state.buffer, repeated, threshold, games, sides, self.static, self.max_turns,
+                self.chains, out.reshape(len(games), self.s, NUM_PLANES))
         return out
 
     def _games(self, state: State, games) -> np.ndarray:
