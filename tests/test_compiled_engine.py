@@ -296,6 +296,29 @@ def test_serial_kernels_run_without_reference_counting():
     assert "NRT_" not in "".join(built.inspect_llvm().values())
 
 
+def test_a_constant_argument_gets_no_build_of_its_own():
+    """A call from compiled code with a constant argument (a search's row 0) is typed with the
+    argument's plain type, so the callee is compiled once (numba would compile it for
+    ``Literal[int](0)``, again for ``int64``, and each copy's callees likewise). The hook is numba's
+    internal ``get_call_template``: if a release bypassed it, the kernels would still work and
+    compile several times as long."""
+    from tafl_env.engine import _jit, batch
+
+    assert isinstance(batch.step, _jit._PlainArgumentsDispatcher)
+    uncached = {k: v for k, v in _jit.SERIAL_OPTIONS.items() if k != "cache"}
+
+    @_jit._jit(**uncached)
+    def callee(row, x):
+        return row * 10 + x
+
+    @_jit._jit(**uncached)
+    def caller(x):
+        return callee(0, x) + callee(1, x) + callee(x, 2)
+
+    assert caller(5) == 5 + 15 + 52
+    assert [str(sig) for sig in callee.signatures] == ["(int64, int64)"]
+
+
 def test_cached_kernels_are_stamped_with_every_kernel_source():
     """A kernel inlines helpers from other files; numba's own stamp covers only the kernel's file,
     so an edit of a helper would leave stale kernels in the cache. The engine's locators add a hash

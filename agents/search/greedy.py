@@ -350,7 +350,7 @@ def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw)
     n = tb.params[P_N]
     kk = tb.params[P_K]
     board, pieces, moves = S[I_BOARD], S[I_PIECES], S[I_MOVES]
-    o = S[I_TO_MOVE][c]
+    o = np.int64(S[I_TO_MOVE][c])   # as the 0 another caller passes: one build of reply_wins
     me = 1 - o
     ks = S[I_KING][c]
     berserk = tb.params[P_BERSERK] != 0

@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from numba.core import caching
+from numba.core import caching, types
+from numba.core.registry import CPUDispatcher
 
 # --- the cache knows every kernel source --------------------------------------------------------
 # numba stamps a cached kernel with its own source file only. A kernel inlines helpers from other
@@ -96,19 +97,45 @@ if not any(c.__name__.startswith("TaflEngine") for c in caching.CacheImpl._locat
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 
 SERIAL_OPTIONS = dict(_nrt=False, **_FLAGS)
-kernel = numba.njit(**SERIAL_OPTIONS)
+
+
+# --- one build of every function, whatever constants its callers pass ---------------------------
+# numba types a call between compiled functions with the arguments' types as the caller sees
+# them, and a constant argument (``choose_node(W, tb, at, 0, ...)``) has a literal type there
+# (``Literal[int](0)``): the callee was compiled once for it, once more for ``int64`` from another
+# caller, and again for 1 and 2, each copy compiling its own callees likewise (the step three
+# times over in the search agents, whose first use took minutes to compile). Functions compiled
+# here are typed with the arguments' plain types, so each is compiled once. The hook
+# (``Dispatcher.get_call_template``, where numba's call typing asks a dispatcher for its
+# signatures) is internal; tests/test_compiled_engine.py checks that it is in effect.
+
+class _PlainArgumentsDispatcher(CPUDispatcher):
+    def get_call_template(self, args, kws):
+        return super().get_call_template(tuple(types.unliteral(a) for a in args),
+                                         {k: types.unliteral(v) for k, v in kws.items()})
+
+
+def _jit(**options):
+    def decorate(func):
+        dispatcher = numba.njit(**options)(func)
+        dispatcher.__class__ = _PlainArgumentsDispatcher
+        return dispatcher
+    return decorate
+
+
+kernel = _jit(**SERIAL_OPTIONS)
 """Decorator of the serial kernels and of the per-game helpers they call."""
 
 helper = kernel
 """The per-game helpers (same build; the name says a function is not called from Python)."""
 
-leaf = numba.njit(inline="always", **SERIAL_OPTIONS)
+leaf = numba.njit(inline="always", **SERIAL_OPTIONS)   # inlined before typing: no call typed
 """Small helpers called many times a move (bit counts, one piece's moves, one square's toggles):
 inlined by numba into their callers, since a call between compiled functions is not inlined by
 LLVM and costs more than these functions' work. Only small ones: inlining the big per-move
 functions into every kernel made the cold compile five times longer."""
 
-inlined = numba.njit(forceinline=True, **SERIAL_OPTIONS)
+inlined = _jit(forceinline=True, **SERIAL_OPTIONS)
 """Big per-game functions called once a move (the step; the greedy agent's evaluation and
 opponent check, once a scored child): too big to inline into every kernel at numba's level (that
 doubled the cold compile), but a call passes every array argument as 7-11 machine words, and
