@@ -342,7 +342,7 @@ def _king_capture_replies(S, tb, c, r, info, scratch, cacts, ccnt, cidx, synced)
     return False
 
 
-@inlined
+@helper
 def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw):
     """Row ``c`` (running, no chain pending): can the side to move win at once? Rows r, r+1 ...
     are scratch (see the module docstring for the filters)."""

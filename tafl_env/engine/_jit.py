@@ -136,12 +136,14 @@ LLVM and costs more than these functions' work. Only small ones: inlining the bi
 functions into every kernel made the cold compile five times longer."""
 
 inlined = _jit(forceinline=True, **SERIAL_OPTIONS)
-"""Big per-game functions called once a move (the step; the greedy agent's evaluation and
-opponent check, once a scored child): too big to inline into every kernel at numba's level (that
-doubled the cold compile), but a call passes every array argument as 7-11 machine words, and
-the step's 28 arrays (state and tables) took about a third of a random move. ``forceinline`` (a
-numba target option) marks the function ``alwaysinline`` for LLVM, which inlines it into each
-caller's machine code at a fraction of numba's cost."""
+"""Big per-game functions called once a move (the step; the greedy agent's evaluation, once a
+scored child): too big to inline into every kernel at numba's level (that doubled the cold
+compile), but a call passes every array argument as 7-11 machine words, and the step's 28
+arrays (state and tables) took about a third of a random move. ``forceinline`` (a numba target
+option) marks the function ``alwaysinline`` for LLVM, which inlines it into each caller's machine
+code at a fraction of numba's cost. LLVM still optimizes every inlined copy: what is called
+seldom stays a ``helper`` (the greedy agent's opponent check, run for a few children a move
+since it runs lazily: inlined into its three callers it was half the agents' cold compile)."""
 
 
 @leaf
