@@ -307,11 +307,11 @@ def test_a_constant_argument_gets_no_build_of_its_own():
     assert isinstance(batch.step, _jit._PlainArgumentsDispatcher)
     uncached = {k: v for k, v in _jit.SERIAL_OPTIONS.items() if k != "cache"}
 
-    @_jit._jit(**uncached)
+    @_jit.njit(**uncached)
     def callee(row, x):
         return row * 10 + x
 
-    @_jit._jit(**uncached)
+    @_jit.njit(**uncached)
     def caller(x):
         return callee(0, x) + callee(1, x) + callee(x, 2)
 

@@ -115,7 +115,10 @@ class _PlainArgumentsDispatcher(CPUDispatcher):
                                          {k: types.unliteral(v) for k, v in kws.items()})
 
 
-def _jit(**options):
+def njit(**options):
+    """``numba.njit(**options)``, with calls from other compiled functions typed by the
+    arguments' plain types."""
+
     def decorate(func):
         dispatcher = numba.njit(**options)(func)
         dispatcher.__class__ = _PlainArgumentsDispatcher
@@ -123,7 +126,7 @@ def _jit(**options):
     return decorate
 
 
-kernel = _jit(**SERIAL_OPTIONS)
+kernel = njit(**SERIAL_OPTIONS)
 """Decorator of the serial kernels and of the per-game helpers they call."""
 
 helper = kernel
@@ -135,7 +138,7 @@ inlined by numba into their callers, since a call between compiled functions is 
 LLVM and costs more than these functions' work. Only small ones: inlining the big per-move
 functions into every kernel made the cold compile five times longer."""
 
-inlined = _jit(forceinline=True, **SERIAL_OPTIONS)
+inlined = njit(forceinline=True, **SERIAL_OPTIONS)
 """Big per-game functions called once a move (the step; the greedy agent's evaluation, once a
 scored child): too big to inline into every kernel at numba's level (that doubled the cold
 compile), but a call passes every array argument as 7-11 machine words, and the step's 28

@@ -175,7 +175,7 @@ class Engine:
 
     def _one_game_rollout(self) -> tuple:
         """This thread's ``(seed, work)`` of a one-game rollout: a (1,) array for the seed and a
-        rollout's work array (one lookup: at B = 1 each costs a tenth of a random step)."""
+        rollout's work array, fetched in one lookup."""
         one = getattr(self._local, "one_game", None)
         if one is None:
             one = self._local.one_game = (np.zeros(1, dtype=np.uint64), self._rollout_work())
@@ -445,11 +445,10 @@ class Engine:
         reproducible for a given ``rng``. ``max_steps=1`` plays one random move per game in one
         call (the cheapest single-game random step from Python)."""
         limit = _NO_LIMIT if max_steps is None else _check_int(max_steps, "max_steps", 0)
-        # random_raw: a tenth of the cost of rng.integers at B = 1 (a zero seed is fixed in the
-        # kernel)
         b = len(state)
         if b == 1:
             return self._play_random_one(state, rng, limit)
+        # random_raw: a tenth of the cost of rng.integers (a zero seed is fixed in the kernel)
         seeds = rng.bit_generator.random_raw(b)
         played = np.zeros(b, dtype=np.int64)
         if b >= PREGROW_MIN_BATCH:
