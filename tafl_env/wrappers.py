@@ -24,9 +24,11 @@ FORWARDED = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "ter
 
 
 def _forward(name: str, before_reset_error: bool = False) -> property:
+    # OrderEnforcingWrapper.__getattr__ refuses these names before reset(), not _cumulative_rewards
+    guarded = before_reset_error and name != "_cumulative_rewards"
+
     def get(self):
-        if before_reset_error and not self._has_reset and name != "_cumulative_rewards":
-            # what OrderEnforcingWrapper.__getattr__ raises for these names before reset()
+        if guarded and not self._has_reset:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self._owner, name)
 
