@@ -343,3 +343,19 @@ def add_play(sub) -> None:
     add_rule_options(p, cap_help="stop the game after N turns (default: the variant's move cap)")
     add_json_flag(p)
     p.set_defaults(func=cmd_play)
+
+
+def _not_built(args: argparse.Namespace) -> int:
+    raise CommandError(f"'{PROG} {args.command}' is being built on a branch and is not in this tree yet")
+
+
+def add_rate(sub) -> None:
+    """The ``tafl rate`` command (entry point ``rate`` of ``tafl.commands``)."""
+    p = sub.add_parser("rate", help="rate an agent against the variant's fixed anchors")
+    p.set_defaults(func=_not_built)
+
+
+def add_warmup(sub) -> None:
+    """The ``tafl warmup`` command (entry point ``warmup`` of ``tafl.commands``)."""
+    p = sub.add_parser("warmup", help="compile every kernel once (after install)")
+    p.set_defaults(func=_not_built)
