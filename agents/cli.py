@@ -28,8 +28,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     require("eval", f"{PROG} eval")
     from .base import AgentSpecError
     from .config import ConfigError
-    from .report import OutputDirError, check_output_dir, format_report, fresh_run_dir, summary_line
-    from .tournament import load_tournament_config, run_tournament, select_agents
+    from .evaluation.report import OutputDirError, check_output_dir, format_report, fresh_run_dir, summary_line
+    from .evaluation.tournament import load_tournament_config, run_tournament, select_agents
 
     if isinstance(args.out, str) and not args.out.strip():
         raise CommandError("--out needs a folder, got an empty string")
@@ -276,7 +276,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 def add_eval(sub) -> None:
     """The ``tafl eval`` command (entry point ``eval`` of ``tafl.commands``)."""
     p = sub.add_parser("eval", help="run a round-robin tournament from a YAML config",
-                       description="Run a round-robin tournament (agents/tournament.py) from a YAML config "
+                       description="Run a round-robin tournament (agents/evaluation/tournament.py) from a YAML config "
                                    "(configs/tournaments/*.yaml): every pair plays both ways round; writes "
                                    "results.json, games.csv, ratings.csv and ratings.png to a fresh folder "
                                    "runs/tournaments/<variant>/<time>/ (or --out) and says where. Needs the "

@@ -1,4 +1,4 @@
-"""Config machinery shared by tournaments (:mod:`agents.tournament`) and training: a schema of
+"""Config machinery shared by tournaments (:mod:`agents.evaluation.tournament`) and training: a schema of
 typed, documented, range-checked fields, YAML reading, and the :class:`ConfigError` that names the
 offending field.
 
@@ -84,7 +84,7 @@ def apply_overrides(raw: Any, overrides: Mapping[str, Any], flags: Mapping[str, 
     ``overrides`` maps field → value (``None``: not given); ``flags`` maps field → the option that
     set it (``"--seed"``). An error in an overridden field names the option instead of the file.
 
-    >>> from agents.tournament import validate_tournament_config
+    >>> from agents.evaluation.tournament import validate_tournament_config
     >>> raw = {"variant": "legacy_ard_ri", "agents": {"a": "random", "b": "random"}, "games_per_pair": 2}
     >>> apply_overrides(raw, {"seed": 3}, {"seed": "--seed"}, validate_tournament_config, "t.yaml")["seed"]
     3

@@ -67,7 +67,7 @@ games and fitting, PPO, each evaluation and the final one.
 
 **Evaluation.** Every ``eval_every`` steps and at the end, the current policy (greedy argmax over
 legal moves unless ``eval_deterministic: false``) plays ``eval_games`` games per side against each
-of ``eval_opponents`` through :func:`agents.evaluate.play_games`.
+of ``eval_opponents`` through :func:`agents.evaluation.play.play_games`.
 
 **Resuming.** ``tafl train --config C --resume OUT/checkpoints/step_T.zip`` reloads the model, the
 optimiser and the snapshot pool and continues to ``total_timesteps``; ``tb/progress.csv`` and

@@ -373,7 +373,7 @@ def test_mcts_lost_position_still_moves_legally():
 def test_mcts_beats_greedy_on_ard_ri():
     """With 64 simulations MCTS beats greedy from both sides (greedy-vs-greedy: the defenders
     win 31 of 32 games, so the attacker games are the telling ones)."""
-    from agents.evaluate import play_games
+    from agents.evaluation.play import play_games
     won = 0
     for side in ("attacker", "defender"):
         m, g = MCTSAgent(simulations=64, seed=6), GreedyAgent(seed=7)

@@ -1,4 +1,4 @@
-"""The evaluation harness (agents/evaluate.py): statistics, ratings, play_games, round robins,
+"""The evaluation harness (agents/evaluation/): statistics, ratings, play_games, round robins,
 records, GIFs, tournament configs and ``tafl eval``."""
 
 from __future__ import annotations
@@ -15,11 +15,15 @@ import numpy as np
 import pytest
 
 from agents import Agent, make_agent
-from agents.evaluate import (ELO_SCALE, TOURNAMENT_SCHEMA, AgentSpecError, ConfigError, agent_seeds,
-                             attacker_score, elo_difference, elo_ratings, expected_score, export_gif,
-                             fit_bradley_terry, format_record, leg_seed, load_tournament_config,
-                             pairing_table, play_games, round_robin, side_table,
-                             validate_tournament_config, wilson_interval)
+from agents.base import AgentSpecError
+from agents.config import ConfigError
+from agents.evaluation.gif import export_gif
+from agents.evaluation.play import agent_seeds, play_games
+from agents.evaluation.ratings import ELO_SCALE, elo_difference, elo_ratings, expected_score, fit_bradley_terry
+from agents.evaluation.report import format_record
+from agents.evaluation.stats import attacker_score, pairing_table, side_table, wilson_interval
+from agents.evaluation.tournament import (TOURNAMENT_SCHEMA, leg_seed, load_tournament_config, round_robin,
+                                          validate_tournament_config)
 from tafl_env import VARIANTS, make_rules
 from tafl_env.cli import main
 
@@ -664,18 +668,6 @@ def test_round_robin_with_the_greedy_agent(tmp_path):
 
 
 # --- the split harness and agent specs ------------------------------------------------------------------
-
-def test_evaluate_reexports_the_split_modules():
-    import agents.evaluate as ev
-    from agents import config, play, ratings, report, stats, tournament
-
-    assert ev.play_games is play.play_games and ev.wilson_interval is stats.wilson_interval
-    assert ev.fit_bradley_terry is ratings.fit_bradley_terry and ev.round_robin is tournament.round_robin
-    assert ev.write_results is report.write_results
-    for name in ("ConfigError", "FieldSpec", "check_schema", "read_yaml_config"):  # training uses these
-        assert getattr(ev, name) is getattr(config, name)
-    assert not hasattr(ev, "_fallback_rgb") and not hasattr(ev, "_move_texts")
-
 
 @pytest.mark.parametrize("spec,words", [
     ("random:5", "takes no argument"), ("greedy:x", "takes no argument"), (None, "must be a non-empty string"),

@@ -42,9 +42,9 @@ def test_tafl_env_never_imports_agents():
 
 def test_the_import_scan_sees_every_form(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("import agents\nfrom agents.evaluate import x\nimport importlib\n"
+    probe.write_text("import agents\nfrom agents.evaluation.play import x\nimport importlib\n"
                      "def f():\n    import agents.cli as c\n    importlib.import_module('agents.cli')\n")
-    assert [m for _, m in _imports_of(probe)] == ["agents", "agents.evaluate", "importlib", "agents.cli",
+    assert [m for _, m in _imports_of(probe)] == ["agents", "agents.evaluation.play", "importlib", "agents.cli",
                                                   "agents.cli"]
 
 

@@ -17,7 +17,7 @@ pytest.importorskip("sb3_contrib")
 
 from agents import make_agent  # noqa: E402
 from agents.base import AgentSpecError  # noqa: E402
-from agents.play import play_games  # noqa: E402
+from agents.evaluation.play import play_games  # noqa: E402
 from agents.pretrained import shipped_policies  # noqa: E402
 from tafl_env.engine import Engine  # noqa: E402
 from tafl_env.rules import VARIANTS, make_rules  # noqa: E402

@@ -24,8 +24,8 @@ yaml = pytest.importorskip("yaml")
 
 from agents import make_agent  # noqa: E402
 from agents.base import AgentSpecError  # noqa: E402
-from agents.evaluate import ConfigError  # noqa: E402
-from agents.play import play_games  # noqa: E402
+from agents.config import ConfigError  # noqa: E402
+from agents.evaluation.play import play_games  # noqa: E402
 from agents.rllib.cluster import RayAddressError, check_address  # noqa: E402
 from agents.rllib.config import validate_rllib_config  # noqa: E402
 from agents.rllib.env import TaflMultiAgentEnv  # noqa: E402
@@ -213,7 +213,7 @@ def test_resume_continues_from_the_checkpoint(trained, tmp_path):
 
 def test_eval_on_ray_equals_the_local_run(ray_local, tmp_path):
     from agents.rllib.tournament import run_tournament_ray
-    from agents.tournament import run_tournament, validate_tournament_config
+    from agents.evaluation.tournament import run_tournament, validate_tournament_config
 
     cfg = validate_tournament_config({"variant": "legacy_ard_ri", "games_per_pair": 8, "seed": 4, "max_turns": 40,
                                       "batch_size": 2, "bootstrap": 0, "records": True,

@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 yaml = pytest.importorskip("yaml")
 
-from agents.evaluate import ConfigError, play_games  # noqa: E402
+from agents.config import ConfigError  # noqa: E402
+from agents.evaluation.play import play_games  # noqa: E402
 from agents.networks import BoardHeads, TaflBoardPolicy, board_policy_kwargs  # noqa: E402
 from agents.train_selfplay import (  # noqa: E402
     TRAIN_SCHEMA, NetAgent, evaluate_agent, load_train_config, make_train_env, train, validate_train_config)

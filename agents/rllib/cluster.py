@@ -19,7 +19,7 @@ import os
 import socket
 from typing import Iterator
 
-from ..evaluate import ConfigError
+from ..config import ConfigError
 
 __all__ = ["RayAddressError", "resolve_address", "check_address", "ray_session"]
 

@@ -1,6 +1,6 @@
 """``tafl eval --ray``: a tournament's games as Ray tasks, on a local Ray or a cluster.
 
-A round robin (:func:`agents.tournament.round_robin`) plays every leg (one agent attacking, the
+A round robin (:func:`agents.evaluation.tournament.round_robin`) plays every leg (one agent attacking, the
 other defending) in chunks of the config's ``batch_size`` games (the whole leg when it is null);
 each chunk has its own seed, from which both agents are reset, so a chunk depends on nothing played
 before it. Here every chunk is one Ray task (:func:`play_chunk`: build the two agents from their
@@ -25,9 +25,9 @@ __all__ = ["play_chunk", "ray_executor", "run_tournament_ray"]
 def play_chunk(rules, attacker_spec: str, attacker_seed, defender_spec: str, defender_seed, games: int,
                seed: int, record: bool) -> tuple[list[dict[str, Any]], float, dict[str, list]]:
     """One chunk of a leg, as the local run plays it: ``(results, seconds, timing)`` (``timing``:
-    each side's ``[seconds choosing, moves]``, :func:`agents.play.play_games`)."""
-    from ..play import play_games
-    from ..tournament import build_agent
+    each side's ``[seconds choosing, moves]``, :func:`agents.evaluation.play.play_games`)."""
+    from ..evaluation.play import play_games
+    from ..evaluation.tournament import build_agent
 
     t0 = time.perf_counter()
     att = build_agent(attacker_spec, attacker_seed)
@@ -78,9 +78,9 @@ def ray_executor(rules, legs, record: bool, on_chunk: Callable[[int], Any]) -> l
 
 def run_tournament_ray(config: Mapping[str, Any], *, out_dir, address: str | None = None,
                        progress: bool = True) -> dict[str, Any]:
-    """:func:`agents.tournament.run_tournament` with the games as Ray tasks, on the cluster at
+    """:func:`agents.evaluation.tournament.run_tournament` with the games as Ray tasks, on the cluster at
     ``address`` (checked already: :func:`agents.rllib.cluster.check_address`) or a local Ray."""
-    from ..tournament import round_robin
+    from ..evaluation.tournament import round_robin
     from .cluster import ray_session
 
     cfg = dict(config)

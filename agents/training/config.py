@@ -1,6 +1,6 @@
 """The training config: :data:`TRAIN_SCHEMA`, its validation and the rules a config names.
 
-Every field has a type, a default, a meaning and a range check (:class:`agents.evaluate.FieldSpec`);
+Every field has a type, a default, a meaning and a range check (:class:`agents.config.FieldSpec`);
 :func:`validate_train_config` also checks what spans fields (the league is not empty, a minibatch
 fits in a rollout, the rule options exist). The shipped configs are ``configs/train/*.yaml``.
 """
@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..evaluate import ConfigError, FieldSpec, check_schema, read_yaml_config
+from ..config import ConfigError, FieldSpec, check_schema, read_yaml_config
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "rules_of"]
 
@@ -119,7 +119,7 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
 def validate_train_config(raw: Any, source: str = "train config") -> dict[str, Any]:
     """Check a parsed config against :data:`TRAIN_SCHEMA`; return it with the defaults filled.
 
-    Raises :class:`agents.evaluate.ConfigError` naming the field (unknown key, missing required
+    Raises :class:`agents.config.ConfigError` naming the field (unknown key, missing required
     field, wrong type, value out of range).
 
     >>> try:

@@ -1,7 +1,7 @@
 """Evaluation during training: the policy against fixed opponents, the records, the learning curve.
 
 :func:`evaluate_agent` plays an agent against each opponent spec on both sides (through
-:func:`agents.evaluate.play_games`) and reports win/draw/loss counts with Wilson 95% intervals;
+:func:`agents.evaluation.play.play_games`) and reports win/draw/loss counts with Wilson 95% intervals;
 :func:`write_evals` keeps every evaluation of a run in ``eval.json`` and ``eval.csv``;
 :func:`plot_learning_curve` draws ``learning_curve.png`` from ``eval.csv``.
 """
@@ -17,7 +17,8 @@ from typing import Any, Mapping
 from tafl_env.rules import SIDES
 
 from ..base import Agent
-from ..evaluate import play_games, wilson_interval
+from ..evaluation.play import play_games
+from ..evaluation.stats import wilson_interval
 from .config import rules_of
 from .progress import Throttle, progress_bar
 

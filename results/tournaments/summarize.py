@@ -4,9 +4,9 @@ the random < greedy < MCTS check; prune records/ to the first game of each leg.
     python results/tournaments/summarize.py legacy_ard_ri [historical_tablut ...]
 
 Per-side ratings: every (agent, side) is a separate player ("greedy@attacker", ...), fitted with
-agents.evaluate.elo_ratings (Bradley-Terry, no side term: attacker-players only meet
+agents.evaluation.ratings.elo_ratings (Bradley-Terry, no side term: attacker-players only meet
 defender-players, so ratings are comparable within one side only); each side is anchored on
-random's rating for that side (random = 0), with profile-likelihood 95% intervals (agents/ratings.py).
+random's rating for that side (random = 0), with profile-likelihood 95% intervals (agents/evaluation/ratings.py).
 A discussion written by hand follows the marker line and is kept on rewrite.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from agents.evaluate import elo_ratings  # noqa: E402
+from agents.evaluation.ratings import elo_ratings  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 MARK = "<!-- discussion (hand-written, kept on rewrite) -->"
@@ -102,7 +102,7 @@ def summarize(variant: str) -> dict:
           f"(run at low priority, `nice`, beside other jobs), move cap {res['rules']['max_turns']} turns "
           f"(a capped game is a draw).", ""]
     L += ["## Command", "", "```", f"nice -n 5 tafl eval --config configs/tournaments/{variant}.yaml{games_flag}", "```", "",
-          f"Base seed {res['seed']}; every leg's seed (from `agents.evaluate.leg_seed`) is in the table "
+          f"Base seed {res['seed']}; every leg's seed (from `agents.evaluation.tournament.leg_seed`) is in the table "
           "below, in results.json and in games.csv. The run is deterministic given the seeds.", ""]
     L += ["| leg | attacker | defender | seed | games | seconds |", "|---:|---|---|---:|---:|---:|"]
     for leg in res["legs"]:
@@ -118,7 +118,7 @@ def summarize(variant: str) -> dict:
     how = (f"95% {ratings['intervals']} intervals" if "intervals" in ratings else
            f"95% bootstrap intervals ({ratings['bootstrap']} replicates, stratified by pairing)")
     L += ["", "## Ratings overall", "",
-          f"Bradley–Terry Elo with a side term (agents/evaluate.py), anchored on random = 0, {how}.", "",
+          f"Bradley–Terry Elo with a side term (agents/evaluation/ratings.py), anchored on random = 0, {how}.", "",
           "| agent | spec | Elo | 95% interval | games | score |", "|---|---|---:|---|---:|---:|"]
     for r in res["ratings"]["ratings"]:
         L.append(f"| {r['name']} | `{specs[r['name']]}` | {r['rating']:.0f} | {fmt_iv(r['low'], r['high'])} "

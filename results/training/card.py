@@ -169,7 +169,7 @@ def write_readme(variant: str, card: Path, shipped: bool = True) -> None:
     games = league_games(card / "train_log.csv") if (card / "train_log.csv").is_file() else ""
     lines += [f"- league: {league_shares(cfg)}" + (f" {games}" if games else ""),
               f"- final evaluation: {final['games_per_side']} games per side against each opponent (deterministic "
-              "policy: the most probable legal move), agents.evaluate.play_games, seeds derived from the run seed.",
+              "policy: the most probable legal move), agents.evaluation.play.play_games, seeds derived from the run seed.",
               "", *final_table(final), ""]
     if (card / "check_policy_agent.json").is_file():
         check = json.loads((card / "check_policy_agent.json").read_text())

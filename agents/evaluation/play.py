@@ -19,7 +19,7 @@ from tafl_env.game import engine_for
 from tafl_env.notation import PASS, format_move
 from tafl_env.rules import RuleSet, make_rules
 
-from .base import Agent
+from ..base import Agent
 
 __all__ = ["ATTACKER", "DEFENDER", "agent_seeds", "play_games", "move_texts"]
 

@@ -5,8 +5,8 @@
   meet the same checks (:func:`agents.config.apply_overrides`).
 - :func:`round_robin` plays every pair of agents both ways round (half the games each way), with a
   seed per pairing leg derived from one base seed (:func:`leg_seed`), and computes the tables
-  (:mod:`agents.stats`) and ratings (:mod:`agents.ratings`); with ``out_dir`` it writes the result
-  files (:func:`agents.report.write_results`).
+  (:mod:`agents.evaluation.stats`) and ratings (:mod:`agents.evaluation.ratings`); with ``out_dir`` it writes the result
+  files (:func:`agents.evaluation.report.write_results`).
 - :func:`run_tournament` runs a validated config.
 """
 
@@ -23,8 +23,8 @@ import numpy as np
 
 from tafl_env.rules import VARIANTS, make_rules
 
-from .base import Agent, AgentSpecError, make_agent, split_spec
-from .config import ConfigError, FieldSpec, apply_overrides, check_schema, read_yaml_config
+from ..base import Agent, AgentSpecError, make_agent, split_spec
+from ..config import ConfigError, FieldSpec, apply_overrides, check_schema, read_yaml_config
 from .play import agent_seeds, play_games
 from .ratings import DEFAULT_BOOTSTRAP, DEFAULT_PRIOR_SD, elo_ratings
 from .stats import attacker_score, pairing_table, side_table, wdl
@@ -329,7 +329,7 @@ def run_tournament(config: Mapping[str, Any], *, games_per_pair: int | None = No
     """Run a validated config (:func:`load_tournament_config`), with optional overrides.
 
     The results go to ``out_dir``; by default to a fresh folder
-    ``runs/tournaments/<variant>/<time>`` (:func:`agents.report.fresh_run_dir`), never over the
+    ``runs/tournaments/<variant>/<time>`` (:func:`agents.evaluation.report.fresh_run_dir`), never over the
     recorded results that a config's ``output_dir`` names (pass ``out_dir=config["output_dir"]``
     to write there).
     """

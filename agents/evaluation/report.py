@@ -2,7 +2,7 @@
 
 :func:`write_results` writes ``results.json``, ``games.csv``, ``ratings.csv``, ``ratings.png`` and
 optionally ``records/`` (one replayable move file per game, :func:`format_record`) and ``gifs/``
-(:func:`agents.gif.export_gif`). :func:`format_report` and :func:`summary_line` are what
+(:func:`agents.evaluation.gif.export_gif`). :func:`format_report` and :func:`summary_line` are what
 ``tafl eval`` prints.
 """
 
