@@ -355,7 +355,28 @@ def add_rate(sub) -> None:
     p.set_defaults(func=_not_built)
 
 
+def cmd_warmup(args: argparse.Namespace) -> int:
+    import json
+
+    from .warmup import warmup
+
+    def report(phase: str, seconds: float, built: int) -> None:
+        if not args.json:
+            print(f"{phase:<16} {seconds:6.1f} s   {built} functions built", flush=True)
+
+    rows = warmup(report)
+    if args.json:
+        print(json.dumps({"phases": rows}))
+    return 0
+
+
 def add_warmup(sub) -> None:
     """The ``tafl warmup`` command (entry point ``warmup`` of ``tafl.commands``)."""
-    p = sub.add_parser("warmup", help="compile every kernel once (after install)")
-    p.set_defaults(func=_not_built)
+    p = sub.add_parser("warmup", help="compile every kernel once (e.g. right after install)",
+                       description="Compile every kernel of the engine and of the search agents once "
+                                   "(agents/warmup.py), so that a later first step or first move loads "
+                                   "them from numba's disk cache instead of compiling for a minute. "
+                                   "Prints each phase's time and how many functions it built (0: all "
+                                   "were cached).")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_warmup)

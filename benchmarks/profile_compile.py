@@ -2,9 +2,8 @@
 more than once (a second build is compile time spent twice).
 
 Runs in a fresh numba cache (a temporary ``NUMBA_CACHE_DIR``, set before numba loads), compiles
-what ``benchmarks/bench_compiled.py``'s ``cold compile`` row compiles (every engine kernel), and
-with ``--agents`` the greedy and MCTS agents' kernels too (one game and a batch), while numba's
-event API records each build::
+what ``tafl warmup`` compiles (:data:`agents.warmup.PHASES`: the engine's kernels, and with
+``--agents`` the search agents' too), while numba's event API records each build::
 
     python benchmarks/profile_compile.py            # the engine (about 30 s)
     python benchmarks/profile_compile.py --agents   # and the search agents (minutes)
@@ -29,40 +28,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _compile_everything(agents: bool) -> dict[str, float]:
-    import numpy as np
-
-    from tafl_env.engine import Engine
-    from tafl_env.engine._jit import PARALLEL_MIN_BATCH
-    from tafl_env.observation import observe
-    from tafl_env.rules import make_rules
+    from agents.warmup import PHASES
 
     phases = {}
-    t0 = time.perf_counter()
-    for threads, b in ((1, 8), (2, PARALLEL_MIN_BATCH)):   # one game and a threaded batch
-        e = Engine(make_rules("legacy_berserk"), threads=threads)
-        s = e.initial_state(b)
-        r = np.random.default_rng(0)
-        e.step(s, e.random_actions(s, r))
-        e.play_random(s, r, 5)
-        e.legal_action_mask(s)
-        e.count_legal(s)
-        e.check_legal(s, np.zeros(b, dtype=int))
-        observe(e, s, s.to_move)
-    e.perft(e.initial_state(1), 3)
-    e.audit(s)
-    s.grow_history(1000)
-    phases["engine"] = time.perf_counter() - t0
-    if agents:
-        from agents.greedy import GreedyAgent
-        from agents.mcts import MCTSAgent
-
-        e = Engine(make_rules("legacy_berserk"))
-        for name, games in (("agents, one game", 1), ("agents, a batch", 4)):
-            t0 = time.perf_counter()
-            s = e.initial_state(games)
-            GreedyAgent(seed=0).act(e, s)
-            MCTSAgent(simulations=16, seed=0).act(e, s)
-            phases[name] = time.perf_counter() - t0
+    for name, run in PHASES if agents else PHASES[:1]:
+        t0 = time.perf_counter()
+        run()
+        phases[name] = time.perf_counter() - t0
     return phases
 
 

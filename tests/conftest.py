@@ -29,7 +29,12 @@ is one position on every board size.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# The compile notice (tafl_env/engine/compile_notice.py) goes to stderr; tests that check a
+# command's one-line error must not depend on whether the kernels were in the cache.
+os.environ.setdefault("TAFL_COMPILE_NOTICE", "0")
 
 CASES_DIR = Path(__file__).resolve().parent / "data" / "cases"
 """The public test cases (perft counts and game records of an independent implementation)."""

@@ -4,6 +4,7 @@ games use, threads and fork are safe, and whole rollouts run inside one kernel c
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import subprocess
 import sys
@@ -319,22 +320,88 @@ def test_a_constant_argument_gets_no_build_of_its_own():
     assert [str(sig) for sig in callee.signatures] == ["(int64, int64)"]
 
 
-def test_cached_kernels_are_stamped_with_every_kernel_source():
-    """A kernel inlines helpers from other files; numba's own stamp covers only the kernel's file,
-    so an edit of a helper would leave stale kernels in the cache. The engine's locators add a hash
-    of all kernel sources (numba's internal locator hook: guard it)."""
+def test_cached_kernels_are_stamped_with_the_sources_they_are_built_from():
+    """A kernel inlines helpers from other files and bakes in their constants; numba's own stamp
+    covers only the kernel's file, so an edit of a helper would leave stale kernels in the cache.
+    The engine's locators add a hash of the kernel module's import closure (numba's internal
+    locator hook: guard it), and only of that: an edit of core.py recompiles nothing."""
+    from pathlib import Path
+
     from tafl_env.engine import _jit, batch
 
     locator = batch.step._cache._impl.locator
     assert type(locator).__name__.startswith("TaflEngine")
-    assert locator.get_source_stamp()[1] == _jit.SOURCE_STAMP
+    assert locator.get_source_stamp()[1] == _jit.source_stamp(batch.__file__)
 
-    from agents.search import greedy
+    engine_dir = Path(batch.__file__).resolve().parent
+    closure = {p.name for p in _jit.import_closure(Path(batch.__file__).resolve())}
+    assert {"batch.py", "captures.py", "movegen.py", "step.py", "tables.py", "turns.py", "_jit.py",
+            "notation.py"} <= closure
+    assert not closure & {"core.py", "audit.py", "compile_notice.py", "__init__.py", "aec.py", "vector.py"}
+    assert _jit.source_stamp(engine_dir.parent / "aec.py") is not None      # in the package ...
+    assert _jit.source_stamp(Path(pytest.__file__)) is None                  # ... pytest is not
+
+    from agents.search import greedy, tables
 
     own = next(v for v in vars(greedy).values()
                if hasattr(v, "_cache") and v.py_func.__module__ == greedy.__name__)
-    stamp = own._cache._impl.locator.get_source_stamp()   # the engine's sources and its package's
-    assert stamp[1] == _jit.SOURCE_STAMP and len(stamp) == 3
+    stamp = own._cache._impl.locator.get_source_stamp()
+    assert stamp[1] == _jit.source_stamp(greedy.__file__)
+    agent_closure = _jit.import_closure(Path(greedy.__file__).resolve())
+    assert Path(tables.__file__).resolve() in agent_closure                 # its own package's helpers
+    assert (engine_dir / "step.py") in agent_closure and (engine_dir / "core.py") not in agent_closure
+
+
+def test_a_stamp_follows_an_edit_of_an_imported_file(tmp_path, monkeypatch):
+    """The stamp is a hash of the closure's bytes: editing one file of it changes the stamp."""
+    from pathlib import Path
+
+    from tafl_env.engine import _jit, batch
+
+    path = Path(batch.__file__).resolve()
+    before = _jit.source_stamp(path)
+    captures = path.parent / "captures.py"
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes",
+                        lambda self: real(self) + (b"# edited" if self == captures else b""))
+    assert _jit.source_stamp(path) != before
+
+
+def test_the_compile_notice_prints_once_and_reports_slow_builds():
+    import io
+
+    from tafl_env.engine.compile_notice import NOTICE, CompileNotice
+
+    out = io.StringIO()
+    notice = CompileNotice(out, is_ours=lambda d: True)
+    notice.started("k1"); notice.started("helper"); notice.finished("helper", 0.5); notice.finished("k1", 3.0)
+    notice.started("k2"); notice.finished("k2", 0.2)    # fast: no line of its own
+    lines = out.getvalue().splitlines()
+    assert lines == [NOTICE, "tafl-env: compiled k1 in 3.0 s"] and notice.built == 3 and notice.depth == 0
+
+
+def test_the_compile_notice_hears_numba_builds():
+    import io
+
+    from numba.core import event
+
+    from tafl_env.engine.compile_notice import NOTICE, CompileNotice
+
+    def unique_function(x):
+        return x + 1
+
+    out = io.StringIO()
+    with event.install_listener("numba:compile", CompileNotice(out, is_ours=lambda d: True)):
+        assert numba.njit(unique_function)(1) == 2
+    assert out.getvalue().splitlines()[0] == NOTICE
+
+
+def test_the_compile_notice_is_registered_with_numba_unless_switched_off():
+    code = "from tafl_env.engine import _jit; print(_jit.COMPILE_NOTICE is not None)"
+    for value, expected in (("1", "True"), ("0", "False")):
+        env = dict(os.environ, TAFL_COMPILE_NOTICE=value)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == expected
 
 
 @pytest.mark.parametrize("call, error, words", [

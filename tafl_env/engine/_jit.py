@@ -16,6 +16,8 @@ which usually runs one process per core). The pool is made per process, so SB3's
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import os
 import threading
@@ -27,53 +29,126 @@ import numpy as np
 from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
 
-# --- the cache knows every kernel source --------------------------------------------------------
+# --- the cache knows every source a kernel is built from -----------------------------------------
 # numba stamps a cached kernel with its own source file only. A kernel inlines helpers from other
-# files, so an edit there (a rule fixed in captures.py) would leave kernels of batch.py compiled
-# from the old helper. Our locators add a hash of every source file that defines kernels to the
-# stamp: any edit recompiles them all. (Installs are safe either way: pip rewrites every file.)
-# The locator classes are numba's; the hook (CacheImpl._locator_classes) is internal, and
-# tests/test_compiled_engine.py checks that it is in effect.
+# files and bakes in the module constants it reads, so an edit there (a rule fixed in captures.py)
+# would leave kernels of batch.py compiled from the old helper. Our locators add to the stamp a
+# hash of every file the kernel's module imports from this package, directly or through other
+# modules of it (its import closure): an edit there recompiles the kernels built from it, and an
+# edit anywhere else (core.py, the environments, a comment in a front end) recompiles nothing.
+# (Installs are safe either way: pip rewrites every file.) The locator classes are numba's; the
+# hook (CacheImpl._locator_classes) is internal, and tests/test_compiled_engine.py checks that it
+# is in effect.
 
 _PACKAGE = Path(__file__).resolve().parent.parent
-_KERNEL_SOURCES = sorted((_PACKAGE / "engine").glob("*.py")) + [_PACKAGE / "observation.py"]
+_KERNEL_ROOTS: list[tuple[str, Path]] = [("tafl_env", _PACKAGE)]
+"""(package name, directory) of the packages whose files may define kernels: this one, and those
+registered by :func:`register_kernel_package` (compiled search agents built on the engine)."""
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of module ``name`` if it lies in one of the kernel packages."""
+    for package, directory in _KERNEL_ROOTS:
+        if name == package or name.startswith(package + "."):
+            base = directory.joinpath(*name[len(package) + 1:].split(".")) if name != package else directory
+            for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                if candidate.is_file():
+                    return candidate.resolve()
+    return None
+
+
+def _module_name(path: Path) -> str | None:
+    for package, directory in _KERNEL_ROOTS:
+        try:
+            parts = path.relative_to(directory).with_suffix("").parts
+        except ValueError:
+            continue
+        return ".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts)))
+    return None
+
+
+def _imports_of(path: Path) -> set[Path]:
+    """The files of the kernel packages that ``path`` imports at module level (relative or
+    absolute imports; those inside functions bind no name that a kernel could read)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[Path] = set()
+    for node in _module_level(ast.parse(path.read_bytes()).body):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            # a name may be a module; `from . import x` reads x alone, not the package's __init__
+            targets = ([module] if node.module else []) + [f"{module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(f for f in map(_module_file, targets) if f is not None)
+    return found
+
+
+def _module_level(statements):
+    """The statements run at import: the top level and the blocks of top-level if/try/with."""
+    for node in statements:
+        yield node
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            for block in ("body", "orelse", "finalbody", "handlers"):
+                for inner in getattr(node, block, ()):
+                    yield from _module_level(inner.body if isinstance(inner, ast.ExceptHandler) else [inner])
+
+
+@functools.lru_cache(maxsize=None)
+def import_closure(path: Path) -> frozenset[Path]:
+    """``path`` and every file of the kernel packages it imports, directly or indirectly."""
+    seen, todo = set(), [Path(path).resolve()]
+    while todo:
+        f = todo.pop()
+        if f not in seen:
+            seen.add(f)
+            todo.extend(_imports_of(f) - seen)
+    return frozenset(seen)
 
 
 def _digest(paths) -> str:
     return hashlib.sha256(b"".join(Path(p).read_bytes() for p in sorted(paths))).hexdigest()
 
 
-SOURCE_STAMP = _digest(_KERNEL_SOURCES)
-_PACKAGE_STAMPS: dict[Path, str] = {}   # other packages of kernels built on the engine's helpers
+def register_kernel_package(directory, package: str) -> None:
+    """Let the modules of ``package`` (in ``directory``) define cached kernels that build on the
+    engine's helpers (compiled search agents): their cache is stamped like the engine's, and
+    their builds get the compile notice. Call it in the package's ``__init__``."""
+    entry = (package, Path(directory).resolve())
+    if entry not in _KERNEL_ROOTS:
+        _KERNEL_ROOTS.append(entry)
+        import_closure.cache_clear()
 
 
-def register_kernel_package(directory) -> None:
-    """Stamp the cached kernels of the modules in ``directory`` (kernels that inline the engine's
-    helpers, such as compiled search agents) with the engine's sources and their own. Call it in
-    the package's ``__init__``, before its modules define kernels."""
-    directory = Path(directory).resolve()
-    _PACKAGE_STAMPS[directory] = _digest(directory.glob("*.py"))
-
-
-def _stamp_of(py_file: str) -> tuple | None:
+def _in_kernel_package(py_file) -> bool:
     path = Path(py_file).resolve()
-    if path in _KERNEL_SOURCES:
-        return (SOURCE_STAMP,)
-    if path.parent in _PACKAGE_STAMPS:
-        return (SOURCE_STAMP, _PACKAGE_STAMPS[path.parent])
-    return None
+    return any(path.is_relative_to(directory) for _, directory in _KERNEL_ROOTS)
+
+
+def source_stamp(py_file) -> str | None:
+    """The stamp added to the cache entries of kernels defined in ``py_file``: a hash of its import
+    closure; ``None`` for a file outside the kernel packages (numba's own stamp alone)."""
+    if not _in_kernel_package(py_file):
+        return None
+    return _digest(import_closure(Path(py_file).resolve()))
 
 
 def _engine_locator(base):
     class Locator(base):
         @classmethod
         def from_function(cls, py_func, py_file):
-            if _stamp_of(py_file) is None:
+            if not _in_kernel_package(py_file):
                 return None
             return super().from_function(py_func, py_file)
 
         def get_source_stamp(self):
-            return (super().get_source_stamp(), *_stamp_of(self._py_file))
+            return (super().get_source_stamp(), source_stamp(self._py_file))
 
     Locator.__name__ = Locator.__qualname__ = f"TaflEngine{base.__name__}"
     return Locator
@@ -84,6 +159,17 @@ _LOCATORS = [_engine_locator(base) for base in (caching.UserProvidedCacheLocator
                                                  caching.UserWideCacheLocator)]
 if not any(c.__name__.startswith("TaflEngine") for c in caching.CacheImpl._locator_classes):
     caching.CacheImpl._locator_classes[:0] = _LOCATORS
+
+
+
+def _install_compile_notice():
+    from . import compile_notice   # imported here: the notice is no source of any kernel
+
+    return compile_notice.install(_in_kernel_package)
+
+
+COMPILE_NOTICE = _install_compile_notice()
+"""The listener that prints a notice while kernels compile (:mod:`.compile_notice`), or ``None``."""
 
 
 # Serial kernels run without numba's reference-counted memory (``_nrt=False``): every array they
