@@ -82,7 +82,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         return _train_rllib(args, config)
     if args.address is not None:
         raise CommandError(f"--address is for configs with backend: rllib; {args.config} trains with sb3")
-    from .train_selfplay import format_summary, train
+    from .training import format_summary, train
 
     try:
         if args.max_minutes is not None:
@@ -305,7 +305,7 @@ def add_train(sub) -> None:
     """The ``tafl train`` command (entry point ``train`` of ``tafl.commands``)."""
     p = sub.add_parser("train", help="self-play training (MaskablePPO, or RLlib PPO on Ray) from a YAML config",
                        description="Train one policy for both sides with MaskablePPO against a league of "
-                                   "its past snapshots, itself and the greedy agent (agents/train_selfplay.py), "
+                                   "its past snapshots, itself and the greedy agent (agents/training/), "
                                    "from a YAML config (configs/train/*.yaml). Writes checkpoints, TensorBoard "
                                    "logs, eval.csv/eval.json, final.zip and learning_curve.png to the output dir. "
                                    "A config with 'backend: rllib' (configs/rllib/*.yaml) trains with RLlib's PPO "

@@ -67,7 +67,8 @@ priors, UCT, random playouts: the textbook algorithm), ``mcts:N:greedy:uniform``
 actions at most, one per leaf.
 
 Version history: 0.4 evaluators injected; rollouts compiled (the Python search of 0.2 is kept as
-``legacy_mcts:N`` for strength comparisons only); the network evaluator; the root's moves checked
+``legacy_mcts:N`` for strength comparisons until 0.5, which removed it: replay those in a checkout
+of commit 04e6598); the network evaluator; the root's moves checked
 exactly for every evaluator (0.3's ``mcts:N:random:uniform`` did not, and could miss a win in one
 with few simulations or walk into a loss in one). 0.3 compiled search, tree reuse, time budgets;
 0.2 greedy priors, heuristic leaf values, the solver; 0.1 plain UCT with random rollouts

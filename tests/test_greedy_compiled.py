@@ -12,8 +12,8 @@ from tafl_env.engine import Engine
 from tafl_env.perft import expand
 
 from agents.greedy import GreedyAgent
-from agents.legacy_greedy import GreedyAgent as PythonGreedy
 from agents.search.tables import LOSS, UNSAFE, W_CAPTURE, WIN
+from reference_eval import evaluate as reference_evaluate
 
 
 def _opponent_wins(eng, child) -> bool:
@@ -31,7 +31,6 @@ def _opponent_wins(eng, child) -> bool:
 
 
 def brute_scores(eng, st):
-    e_ref = PythonGreedy(seed=0)
     mover = int(st.to_move[0])
     actions = eng.legal_actions(st)
     before = int((np.isin(st.board[0, :eng.s], [3, 4, 5] if mover == 0 else [1, 2])).sum())
@@ -42,7 +41,7 @@ def brute_scores(eng, st):
         if ch.chain[0] >= 0 and not ch.done[0]:
             eng.step(ch, np.array([eng.pass_action]))
         after = int((np.isin(ch.board[0, :eng.s], [3, 4, 5] if mover == 0 else [1, 2])).sum())
-        e = float(e_ref.evaluate(eng, ch)[0])
+        e = float(reference_evaluate(eng, ch)[0])
         em = e if mover == 1 else -e
         w = int(ch.winner[0])
         if w == mover:

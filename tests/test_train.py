@@ -16,7 +16,7 @@ yaml = pytest.importorskip("yaml")
 from agents.config import ConfigError  # noqa: E402
 from agents.evaluation.play import play_games  # noqa: E402
 from agents.networks import BoardHeads, TaflBoardPolicy, board_policy_kwargs  # noqa: E402
-from agents.train_selfplay import (  # noqa: E402
+from agents.training import (  # noqa: E402
     TRAIN_SCHEMA, NetAgent, evaluate_agent, load_train_config, make_train_env, train, validate_train_config)
 from tafl_env import make_rules  # noqa: E402
 from tafl_env.game import engine_for  # noqa: E402
@@ -290,7 +290,7 @@ def test_cli_train_reports_config_errors(tmp_path, capsys):
 
 
 def test_imitation_warm_start_learns_the_greedy_moves():
-    from agents.train_selfplay import imitate, imitation_data
+    from agents.training import imitate, imitation_data
     from sb3_contrib import MaskablePPO
 
     cfg = validate_train_config({**SMOKE, "imitation_games": 6, "imitation_epochs": 6, "batch_size": 64,
@@ -327,7 +327,7 @@ def test_imitation_best_move_sets():
     """``imitation_target: best``: each position carries the greedy agent's whole set of best moves
     (its played move among them, all legal), and fitting the sets raises best-move accuracy."""
     from agents.greedy import GreedyAgent
-    from agents.train_selfplay import _greedy_best, imitate, imitation_data
+    from agents.training import greedy_best, imitate, imitation_data
     from sb3_contrib import MaskablePPO
     from tafl_env import Game
 
@@ -340,7 +340,7 @@ def test_imitation_best_move_sets():
     # the set is exactly the argmax of greedy's scores
     g = Game("legacy_ard_ri")
     greedy = GreedyAgent(seed=1)
-    chosen, bits = _greedy_best(greedy, g.engine, g.state)
+    chosen, bits = greedy_best(greedy, g.engine, g.state)
     scores, _, action = greedy.score_moves(g.engine, g.state)
     expect = set(action[scores == scores.max()].tolist())
     got = set(np.flatnonzero(np.unpackbits(bits, axis=1, count=g.engine.num_actions)[0]).tolist())

@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 yaml = pytest.importorskip("yaml")
 
-from agents.train_selfplay import format_summary, train, validate_train_config  # noqa: E402
+from agents.training import format_summary, train, validate_train_config  # noqa: E402
 from agents.training.checkpoints import TrainSetupError, check_resume, load_pool  # noqa: E402
 from agents.config import ConfigError  # noqa: E402
 from tafl_env import make_rules  # noqa: E402

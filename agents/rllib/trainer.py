@@ -455,7 +455,7 @@ def train_rllib(config: Mapping[str, Any], *, out_dir=None, total_timesteps: int
 
 def format_summary(summary: Mapping[str, Any]) -> str:
     """The summary of :func:`train_rllib` in a few lines (the ``tafl train`` report)."""
-    from ..train_selfplay import format_summary as sb3_summary
+    from ..training import format_summary as sb3_summary
 
     text = sb3_summary(summary)
     return text + (f"\n  sampling + learning: {summary['steps_per_second']} env steps/s on "

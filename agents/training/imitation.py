@@ -3,7 +3,7 @@
 :func:`imitation_data` plays greedy-vs-greedy games (a share of the moves at random for variety)
 and records each position with the greedy move (or, with ``imitation_target: best``, the whole set
 of moves the greedy agent scores best) and the discounted result; :func:`imitate` fits the policy
-and value heads to them. The module docstring of :mod:`agents.train_selfplay` explains the choice.
+and value heads to them. The module docstring of :mod:`agents.training` explains the choice.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each rollout mixes groups of games (``GROUPS``, sizes from the config): self-play, games against a
 frozen past snapshot (:class:`FrozenOpponent`, reloaded from the pool at each rollout), against
 the greedy agent, against random play and, optionally, more greedy games in which the learner
-always attacks. The module docstring of :mod:`agents.train_selfplay` explains why.
+always attacks. The module docstring of :mod:`agents.training` explains why.
 """
 
 from __future__ import annotations

@@ -151,7 +151,7 @@ def write_readme(variant: str, card: Path, shipped: bool = True) -> None:
     config_path = command.split("--config", 1)[1].split()[0] if "--config" in command else f"configs/train/{variant}.yaml"
     card_flag = f" --card {card.name}" if card.name != variant else ""
     lines = [f"# Training run: {variant}", "",
-             f"MaskablePPO league (agents/train_selfplay.py) on a 2-core CPU, seed {summary['seed']}, the config "
+             f"MaskablePPO league (agents/training/) on a 2-core CPU, seed {summary['seed']}, the config "
              f"`{config_path}`." + (f" The model is shipped as `agents/pretrained/{variant}.zip` "
                                      f"(`policy:{variant}`; `tafl play {variant} --vs policy:{variant}`)."
                                      if shipped else " The model is not shipped (a comparison run)."), "",
