@@ -444,7 +444,7 @@ class Engine:
         per game seeded from ``rng`` (64 raw bits of its bit generator per game), so it is
         reproducible for a given ``rng``. ``max_steps=1`` plays one random move per game in one
         call (the cheapest single-game random step from Python)."""
-        limit = _NO_LIMIT if max_steps is None else _check_int(max_steps, "max_steps", 0)
+        limit = _NO_LIMIT if max_steps is None else _check_int(max_steps, "max_steps", 0, _NO_LIMIT)
         b = len(state)
         if b == 1:
             return self._play_random_one(state, rng, limit)
