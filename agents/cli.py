@@ -13,12 +13,16 @@ import sys
 from pathlib import Path
 
 from tafl_env.cli import (PROG, CommandError, add_json_flag, add_rule_options, add_start_options,
-                          emit_json, non_negative_int, positive_int, result_text, rule_options_from_args)
+                          bounded_float, emit_json, positive_int, result_text, rule_options_from_args,
+                          seed_int)
 from tafl_env.extras import require
 from tafl_env.rules import SIDES
 
 __all__ = ["add_eval", "add_train", "add_play"]
 
+
+MAX_MINUTES = 10**6
+"""The longest ``--max-minutes`` (about two years): a finite bound, so that ``inf`` is refused."""
 
 CONFIG_OUT = object()
 """``--out`` given without a folder: the config's ``output_dir``."""
@@ -290,7 +294,7 @@ def add_eval(sub) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="allow writing into a folder that already holds results (results.json)")
     p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
-    p.add_argument("--seed", type=int, help="base seed, instead of the config's seed (checked like it)")
+    p.add_argument("--seed", type=seed_int, help="base seed, instead of the config's seed")
     p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="play the games as Ray tasks (chunks of batch_size games per pairing leg; the same "
@@ -314,8 +318,9 @@ def add_train(sub) -> None:
     p.add_argument("--config", "-c", required=True, metavar="FILE", help="the training config (YAML)")
     p.add_argument("--out", metavar="DIR", help="output directory, instead of the config's output_dir")
     p.add_argument("--timesteps", type=positive_int, metavar="N", help="instead of the config's total_timesteps")
-    p.add_argument("--seed", type=non_negative_int, help="instead of the config's seed")
-    p.add_argument("--max-minutes", type=float, metavar="M", help="stop after M minutes of wall time")
+    p.add_argument("--seed", type=seed_int, help="instead of the config's seed")
+    p.add_argument("--max-minutes", type=bounded_float(0, MAX_MINUTES, "a number of minutes", low_open=True),
+                   metavar="M", help="stop after M minutes of wall time")
     p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint: OUT/checkpoints/step_T.zip "
                                                     "(sb3) or the directory OUT/checkpoints/step_T (rllib)")
     p.add_argument("--address", metavar="ADDRESS",
@@ -338,7 +343,7 @@ def add_play(sub) -> None:
     p.add_argument("--vs", required=True, metavar="AGENT",
                    help="the opponent: random, greedy, mcts:N[:ROLLOUT[:PRIOR]] or policy:PATH")
     p.add_argument("--side", choices=SIDES, default="attacker", help="your side (default: attacker)")
-    p.add_argument("--seed", type=int, default=None, help="the agent's random seed")
+    p.add_argument("--seed", type=seed_int, default=None, help="the agent's random seed")
     add_start_options(p)
     add_rule_options(p, cap_help="stop the game after N turns (default: the variant's move cap)")
     add_json_flag(p)

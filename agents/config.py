@@ -16,13 +16,15 @@ offending field.
 from __future__ import annotations
 
 import copy
+import math
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from tafl_env.extras import require
 
-__all__ = ["ConfigError", "FieldSpec", "check_schema", "read_yaml_config", "apply_overrides"]
+__all__ = ["ConfigError", "FieldSpec", "check_schema", "read_yaml_config", "apply_overrides",
+           "check_seed", "check_rule_options"]
 
 
 class ConfigError(ValueError):
@@ -44,6 +46,25 @@ class FieldSpec:
     default: Any
     doc: str
     check: Callable[[Any], str | None] | None = None
+
+
+def check_seed(value: int) -> str | None:
+    """A ``seed`` field's range check: an int from 0 to ``tafl_env.cli.MAX_SEED`` (32 bits, what
+    numpy's legacy seeding, which Stable-Baselines3 calls, takes)."""
+    from tafl_env.cli import MAX_SEED
+
+    return None if 0 <= value <= MAX_SEED else f"must be an int from 0 to {MAX_SEED}, got {value}"
+
+
+def check_rule_options(options: dict) -> str | None:
+    """An ``options`` field's check: rule option names are text (``make_rules`` judges the rest),
+    and the move cap is the config's own ``max_turns`` field, not an option beside it."""
+    for name in options:
+        if not isinstance(name, str):
+            return f"rule option names are text, got {name!r}"
+    if "max_turns" in options:
+        return "sets max_turns, which is a field of its own: give the move cap there"
+    return None
 
 
 def check_schema(raw: Any, schema: dict[str, FieldSpec], source: str) -> dict[str, Any]:
@@ -69,6 +90,8 @@ def check_schema(raw: Any, schema: dict[str, FieldSpec], source: str) -> dict[st
         if not ok:
             want = " or ".join("null" if t is type(None) else t.__name__ for t in spec.types)
             raise ConfigError(key, f"must be {want}, got {type(value).__name__} {value!r}", source)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(key, f"must be a finite number, got {value!r}", source)
         if spec.check is not None and value is not None:
             problem = spec.check(value)
             if problem:
@@ -92,7 +115,7 @@ def apply_overrides(raw: Any, overrides: Mapping[str, Any], flags: Mapping[str, 
     ...     apply_overrides(raw, {"seed": -1}, {"seed": "--seed"}, validate_tournament_config, "t.yaml")
     ... except ConfigError as exc:
     ...     print(exc)
-    --seed (command line): field 'seed': must be >= 0, got -1
+    --seed (command line): field 'seed': must be an int from 0 to 4294967295, got -1
     """
     given = {key: value for key, value in overrides.items() if value is not None}
     merged = dict(raw) if isinstance(raw, dict) else raw

@@ -120,7 +120,7 @@ class NetworkEvaluator(Evaluator):
         self.threads = threads
         self.agent = policy if isinstance(policy, PolicyAgent) else PolicyAgent(policy, device=device)
         self.path = self.agent.path
-        self.policy = self.agent.model.policy
+        self.policy = self.agent.policy
         self.policy.set_training_mode(False)
 
     def check_rules(self, rules) -> str | None:

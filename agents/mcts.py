@@ -85,6 +85,7 @@ import numpy as np
 
 from tafl_env.engine import Engine, State
 from tafl_env.engine.rows import load_rows
+from tafl_env.memory import fits
 
 from .base import Agent, AgentSpecError, register_agent
 from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
@@ -98,6 +99,16 @@ _PRIORS = ("greedy", "uniform")
 _SELECTIONS = ("puct", "uct")
 MAX_DEPTH = 64          # plies below the root a simulation may walk
 CHUNK = 32              # simulations per kernel call under a time budget
+SLICE = 1024            # simulations per kernel call at most: Ctrl-C is seen between calls
+
+EDGES_PER_NODE = 48     # a fresh tree's room for edges per node (it grows when full)
+
+MAX_SIMULATIONS = 1_000_000
+"""The most simulations a move may take, whatever the budget (a time budget stops there too): a
+tree of this many nodes holds about 2.4 GB per game; more is refused before any game starts."""
+
+MAX_SECONDS = 3600.0
+"""The longest time budget per move of a game."""
 LOAD_ROWS = 5           # work rows given the game's whole history (the path, playout, scoring rows)
 
 
@@ -110,6 +121,13 @@ def _node_arrays(shape) -> tuple:
 def _edge_arrays(shape) -> tuple:
     return (np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64),
             np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64))
+
+
+def tree_bytes(simulations: int) -> int:
+    """The memory of a fresh tree for ``simulations`` (as :meth:`MCTSAgent.choose` sizes it)."""
+    cap = max(64, simulations + 8)
+    return (cap * sum(a.itemsize for a in _node_arrays(1))
+            + EDGES_PER_NODE * cap * sum(a.itemsize for a in _edge_arrays(1)))
 
 
 REUSE_MOVES = 4
@@ -210,18 +228,20 @@ class MCTSAgent(Agent):
                  seed: int | None = None, rollout: str | None = None, prior: str | None = None,
                  max_rollout_turns: int | None = None, rollouts_per_leaf: int | None = None):
         super().__init__(seed)
-        if isinstance(simulations, bool) or int(simulations) < 1:
-            raise ValueError(f"simulations must be >= 1, got {simulations!r}")
-        if seconds is not None and not float(seconds) > 0:
-            raise ValueError(f"seconds must be > 0, got {seconds!r}")
+        if isinstance(simulations, bool) or not 1 <= int(simulations) <= MAX_SIMULATIONS:
+            raise ValueError(f"simulations must be from 1 to {MAX_SIMULATIONS}, got {simulations!r}")
+        if seconds is not None and not 0 < float(seconds) <= MAX_SECONDS:
+            raise ValueError(f"seconds per move must be > 0 and <= {MAX_SECONDS:g}, got {seconds!r}")
+        if seconds is None:
+            fits(tree_bytes(int(simulations)), f"mcts:{int(simulations)} (a search tree per game)")
         for key, val in (("value_scale", value_scale), ("prior_temperature", prior_temperature),
                          ("c_puct", c_puct), ("c_uct", c_uct)):
-            if not float(val) > 0:
-                raise ValueError(f"{key} must be > 0, got {val!r}")
+            if not 0 < float(val) < float("inf"):
+                raise ValueError(f"{key} must be a finite number > 0, got {val!r}")
         for key, val in (("leaves_per_tree", leaves_per_tree), ("max_rollout_turns", max_rollout_turns),
                          ("rollouts_per_leaf", rollouts_per_leaf)):
-            if val is not None and int(val) < 1:
-                raise ValueError(f"{key} must be >= 1, got {val!r}")
+            if val is not None and not 1 <= int(val) <= MAX_SIMULATIONS:
+                raise ValueError(f"{key} must be from 1 to {MAX_SIMULATIONS}, got {val!r}")
         if evaluator is None:
             evaluator = _evaluator_from_flags(rollout or "none", prior or "greedy",
                                               max_rollout_turns, rollouts_per_leaf)
@@ -319,7 +339,7 @@ class MCTSAgent(Agent):
                 tree.hdr[_m.H_ROOT] = found
             else:
                 cap = max(64, self.simulations + 8)
-                tree = self._trees[g] = _Tree(cap, max(4 * engine.num_actions, cap * 48))
+                tree = self._trees[g] = _Tree(cap, max(4 * engine.num_actions, cap * EDGES_PER_NODE))
                 tree.engine_id = id(engine)
                 _m.expand_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers, e0,
                                self.value_scale, self.prior_temperature, prior)
@@ -335,7 +355,8 @@ class MCTSAgent(Agent):
                     end = self._clock() + self.seconds
                     while True:
                         self._run(w, tree, tb, at, e0, CHUNK)
-                        if self._clock() >= end or tree.nodes[4][tree.hdr[_m.H_ROOT]] != 0:
+                        if (self._clock() >= end or tree.nodes[4][tree.hdr[_m.H_ROOT]] != 0
+                                or tree.hdr[_m.H_SIMS] >= MAX_SIMULATIONS):
                             break
             sims[g] = tree.hdr[_m.H_SIMS]
             out[g] = _m.best_action(tree.hdr, tree.nodes, tree.edges)
@@ -345,12 +366,16 @@ class MCTSAgent(Agent):
     def _run(self, w, tree: _Tree, tb, at, e0: float, sims: int) -> None:
         target = int(tree.hdr[_m.H_SIMS]) + sims
         while tree.hdr[_m.H_SIMS] < target:
+            done = int(tree.hdr[_m.H_SIMS])
+            ask = min(SLICE, target - done)
             code = _m.search(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.path_nodes,
-                             w.path_edges, int(target - tree.hdr[_m.H_SIMS]), e0, self.value_scale,
+                             w.path_edges, ask, e0, self.value_scale,
                              self.prior_temperature, self.c_puct, w.buffers, self._cfg, self.c_uct,
                              self._krng)
             if code == _m.OK:
-                return
+                if tree.hdr[_m.H_SIMS] < done + ask:
+                    return      # stopped early: the root is proven
+                continue
             tree.grow(tree.hdr[_m.H_NODES] + 1 >= len(tree.nodes[0]),
                       tree.hdr[_m.H_EDGES] + len(w.acts) >= len(tree.edges[0]))
 
@@ -363,7 +388,7 @@ class MCTSAgent(Agent):
         f = self._forest
         if f is None or f.engine_id != id(engine):
             cap = max(64, self.simulations + 2 * lpt + 8)
-            f = self._forest = _Forest(b, cap, cap * 48, engine)
+            f = self._forest = _Forest(b, cap, cap * EDGES_PER_NODE, engine)
         elif f.games < b:
             f.grow(games=b - f.games)
         arrays = state.arrays()
@@ -396,7 +421,7 @@ class MCTSAgent(Agent):
         pe = np.zeros((b * lpt, MAX_DEPTH), dtype=np.int64)
         pg, pd, ps = (np.zeros(b * lpt, dtype=np.int64) for _ in range(3))
         counts = np.zeros(3, dtype=np.int64)
-        budget = np.full(b, self.simulations if self.seconds is None else 2**62, dtype=np.int64)
+        budget = np.full(b, self.simulations if self.seconds is None else MAX_SIMULATIONS, dtype=np.int64)
         deadline = None if self.seconds is None else self._clock() + self.seconds * b
         while True:
             hdr, nodes, edges = f.rows(b)

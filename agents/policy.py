@@ -19,18 +19,29 @@ options (the move cap aside). A zip without it (an older model) is judged by the
 ``config.yaml`` a training run writes beside its output (``OUT/final.zip``,
 ``OUT/checkpoints/step_T.zip``) and, failing that, by its board size alone, and says so.
 
-**Trust.** Loading a model zip, like every SB3 checkpoint, unpickles parts of it and so can run
-code: load only models from a trusted source.
+**Loading without unpickling.** ``policy:PATH`` unpickles nothing: it reads the network's weights
+(the zip's ``policy.pth``, a plain state dict) with ``torch.load(weights_only=True)``, which refuses
+anything but tensors and plain values, and rebuilds :class:`agents.networks.TaflBoardPolicy` from
+the zip's JSON: the record :data:`NETWORK_INFO` of the network's shape (channels, blocks, value
+units, observation shape, action count), which training runs and :func:`save_policy` write and
+:func:`stamp_model` adds; for a zip without it, the same shape read off the weights' tensor shapes.
+A model of another network class cannot be rebuilt that way and is refused with one line.
+
+``unpickle-policy:PATH`` is the opt-in to SB3's own ``MaskablePPO.load``, which **unpickles**
+parts of the zip (its policy class, spaces, schedules) and so **runs any code a crafted zip
+holds**: for models of other network classes, from a source you trust. The shipped models always
+load the safe way.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -42,11 +53,17 @@ from tafl_env.rules import VARIANTS, RuleSet, make_rules
 from .base import Agent, AgentSpecError, register_agent
 from .pretrained import shipped_policies, shipped_policy
 
-__all__ = ["PolicyAgent", "MODEL_INFO", "model_info", "stamp_model", "save_policy", "read_model_info",
-           "resolve_model_path", "rules_mismatch"]
+__all__ = ["PolicyAgent", "MODEL_INFO", "NETWORK_INFO", "model_info", "network_info", "stamp_model",
+           "save_policy", "read_model_info", "resolve_model_path", "rules_mismatch", "load_network"]
 
 MODEL_INFO = "tafl_rules"
 """The model attribute (and key of the zip's ``data`` JSON) that records the rules it was trained on."""
+
+NETWORK_INFO = "tafl_network"
+"""The model attribute (and key of the zip's ``data`` JSON) that records the network's shape, from
+which :func:`load_network` rebuilds it without unpickling anything."""
+
+_NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
 
 _NOT_RULES = ("name", "title", "summary")          # a RuleSet's labels, not rules
 _CAP_ONLY = ("max_turns",)                          # the move cap: a policy plays under any cap
@@ -63,16 +80,41 @@ def model_info(rules: RuleSet) -> dict[str, Any]:
     return {"variant": rules.name, "rules": fields}
 
 
+def network_info(policy) -> dict[str, Any]:
+    """The ``tafl_network`` record of a :class:`~agents.networks.TaflBoardPolicy`: its sizes, the
+    observation shape and the action count (plain JSON)."""
+    trunk = policy.features_extractor
+    return {"channels": int(trunk.channels), "blocks": len(trunk.blocks),
+            "value_hidden": int(policy.value_hidden),
+            "observation_shape": [int(v) for v in policy.observation_space.shape],
+            "num_actions": int(policy.action_space.n)}
+
+
+def _network_info_of_weights(weights: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tafl_network`` record read off the tensor shapes of a TaflBoardPolicy's state dict
+    (for zips saved before the record was written). Raises ``KeyError`` for another network."""
+    stem = weights["features_extractor.stem.weight"]            # (channels, planes, 3, 3)
+    blocks = {key.split(".")[2] for key in weights if key.startswith("features_extractor.blocks.")}
+    value_in = weights["mlp_extractor.value_mlp.0.weight"]      # (value_hidden, 2 * N * N)
+    per_square = weights["mlp_extractor.policy_out.weight"]     # (4 * (N - 1), channels, 1, 1)
+    n = int(per_square.shape[0]) // 4 + 1
+    return {"channels": int(stem.shape[0]), "blocks": len(blocks), "value_hidden": int(value_in.shape[0]),
+            "observation_shape": [n, n, int(stem.shape[1])], "num_actions": n * n * 4 * (n - 1) + 1}
+
+
 def save_policy(model, path: str | os.PathLike, rules: RuleSet) -> Path:
-    """``model.save(path)`` with ``model.tafl_rules`` set: a zip that knows which game it plays."""
+    """``model.save(path)`` with ``model.tafl_rules`` and ``model.tafl_network`` set: a zip that
+    knows which game it plays and can be loaded without unpickling (:func:`load_network`)."""
     setattr(model, MODEL_INFO, model_info(rules))
+    setattr(model, NETWORK_INFO, network_info(model.policy))
     path = Path(path)
     model.save(path)
     return path if path.suffix == ".zip" else path.with_name(path.name + ".zip")   # SB3 appends .zip
 
 
 def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
-    """Record ``rules`` in an already saved model zip (its ``data`` JSON), replacing any record."""
+    """Record ``rules`` in an already saved model zip (its ``data`` JSON), replacing any record,
+    and the network's shape (:data:`NETWORK_INFO`, read off its weights) where it is missing."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
@@ -81,6 +123,8 @@ def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
             if item.filename == "data":
                 data = json.loads(content.decode("utf-8"))
                 data[MODEL_INFO] = model_info(rules)
+                if NETWORK_INFO not in data:
+                    data[NETWORK_INFO] = _network_info_of_weights(_read_weights(src, path, "cpu"))
                 content = json.dumps(data, indent=4).encode("utf-8")
             dst.writestr(item, content)
     os.replace(tmp, path)
@@ -204,36 +248,109 @@ def rules_mismatch(info: dict[str, Any], rules: RuleSet) -> str | None:
     return None
 
 
+def _read_weights(zf: zipfile.ZipFile, path, device: str) -> dict:
+    """The state dict in an SB3 zip's ``policy.pth``, read with ``weights_only=True``."""
+    import torch as th
+
+    try:
+        raw = zf.read("policy.pth")
+    except KeyError:
+        raise AgentSpecError(f"policy path {path} holds no network weights (no 'policy.pth')") from None
+    try:
+        weights = th.load(io.BytesIO(raw), map_location=device, weights_only=True)
+    except Exception as exc:
+        raise AgentSpecError(f"policy path {path}: its weights (policy.pth) are not plain tensors "
+                             f"({type(exc).__name__}); refusing to unpickle them") from None
+    if not isinstance(weights, dict):
+        raise AgentSpecError(f"policy path {path}: policy.pth is not a state dict")
+    return weights
+
+
+def load_network(path: str | os.PathLike, device: str = "cpu"):
+    """The :class:`~agents.networks.TaflBoardPolicy` of a model zip, rebuilt from the zip's JSON
+    record of its shape (:data:`NETWORK_INFO`, or the weights' shapes) and its ``policy.pth``
+    weights read with ``torch.load(weights_only=True)``: nothing in the zip is unpickled.
+
+    A zip whose weights are not a TaflBoardPolicy's is an :class:`~agents.base.AgentSpecError`
+    that names the opt-in ``unpickle-policy:PATH``.
+    """
+    require("train", "a policy agent (policy:PATH)")
+    from gymnasium import spaces
+
+    from .networks import TaflBoardPolicy, board_policy_kwargs
+
+    path = Path(path)
+    with zipfile.ZipFile(path) as zf:
+        weights = _read_weights(zf, path, device)
+    other = (f"policy path {path}: not a network this package can rebuild without unpickling "
+             f"(agents.networks.TaflBoardPolicy); if you trust the file, 'unpickle-policy:{path}' "
+             f"loads it with SB3, which runs any code it holds")
+    shape = _zip_data(path).get(NETWORK_INFO)
+    try:
+        if not isinstance(shape, dict):
+            shape = _network_info_of_weights(weights)
+        sizes = {key: int(shape[key]) for key in _NETWORK_FIELDS}
+        obs_shape = tuple(int(v) for v in shape["observation_shape"])
+        num_actions = int(shape["num_actions"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise AgentSpecError(other) from None
+    try:
+        policy = TaflBoardPolicy(spaces.Box(0.0, 1.0, obs_shape, np.float32), spaces.Discrete(num_actions),
+                                 lambda _: 0.0, **board_policy_kwargs(**sizes))
+        policy.load_state_dict(weights)
+    except (RuntimeError, ValueError, TypeError):
+        raise AgentSpecError(other) from None
+    policy.to(device)
+    policy.set_training_mode(False)
+    return policy
+
+
+def _seed_torch(seed: int) -> None:
+    """Seed what a policy's sampling draws from (torch's, numpy's and Python's global generators),
+    as ``MaskablePPO.set_random_seed`` does."""
+    from stable_baselines3.common.utils import set_random_seed
+
+    set_random_seed(seed)
+
+
 class PolicyAgent(Agent):
-    """Acts with a saved ``MaskablePPO`` model (``path`` as given to ``MaskablePPO.load``)."""
+    """Acts with the network of a saved ``MaskablePPO`` model zip, loaded without unpickling
+    (:func:`load_network`); ``unpickle=True`` loads it with ``MaskablePPO.load`` instead, which
+    runs any code the zip holds (the ``unpickle-policy:PATH`` spec)."""
 
     name = "policy"
 
-    def __init__(self, path, deterministic: bool = True, device: str = "cpu", seed: int | None = None):
+    def __init__(self, path, deterministic: bool = True, device: str = "cpu", seed: int | None = None,
+                 unpickle: bool = False):
         super().__init__(seed)
         zip_path = resolve_model_path(path)
         self.info, self.info_source = read_model_info(zip_path)
         self.obs_shape = _observation_shape(zip_path)
         require("train", "a policy agent (policy:PATH)")
-        from sb3_contrib import MaskablePPO  # lazy: torch only when a policy is used
-
         self.path = str(path)
         self.deterministic = bool(deterministic)
-        try:
-            self.model = MaskablePPO.load(str(zip_path), device=device)
-        except Exception as exc:
-            raise AgentSpecError(f"policy path {path}: cannot load the model: "
-                                 f"{type(exc).__name__}: {' '.join(str(exc).split())}") from None
-        self.obs_shape = tuple(self.model.observation_space.shape)
+        self.model = None
+        if unpickle:
+            from sb3_contrib import MaskablePPO  # lazy: torch only when a policy is used
+
+            try:
+                self.model = MaskablePPO.load(str(zip_path), device=device)
+            except Exception as exc:
+                raise AgentSpecError(f"policy path {path}: cannot load the model: "
+                                     f"{type(exc).__name__}: {' '.join(str(exc).split())}") from None
+            self.policy = self.model.policy
+        else:
+            self.policy = load_network(zip_path, device)
+        self.obs_shape = tuple(self.policy.observation_space.shape)
         if seed is not None:
-            self.model.set_random_seed(seed)
-        self.name = f"policy:{self.path}"
+            _seed_torch(seed)
+        self.name = f"{'unpickle-policy' if unpickle else 'policy'}:{self.path}"
         self._checked: set[RuleSet] = set()
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         if seed is not None:
-            self.model.set_random_seed(seed)
+            _seed_torch(seed)
 
     def check_rules(self, rules: RuleSet) -> str | None:
         """Refuse a game other than the model's (:class:`~agents.base.AgentSpecError`, one line).
@@ -260,7 +377,7 @@ class PolicyAgent(Agent):
         sub = state
         obs = observe(engine, sub, sub.to_move)
         mask = engine.legal_action_mask(sub).astype(bool)
-        actions, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
+        actions, _ = self.policy.predict(obs, action_masks=mask, deterministic=self.deterministic)
         actions = np.asarray(actions, dtype=np.int64).reshape(len(sub))
         # guard: a masked distribution never samples an illegal action, but never trust it blindly
         bad = ~mask[np.arange(len(sub)), actions]
@@ -280,6 +397,15 @@ def _factory(arg, seed=None, **kw):
 
 
 register_agent("policy", _factory)
+
+
+def _unpickling_factory(arg, seed=None, **kw):
+    if not arg:
+        raise AgentSpecError("unpickle-policy agent needs a checkpoint path: 'unpickle-policy:PATH'")
+    return PolicyAgent(arg, seed=seed, unpickle=True, **kw)
+
+
+register_agent("unpickle-policy", _unpickling_factory)
 
 
 class NetAgent(Agent):

@@ -27,6 +27,7 @@ from pettingzoo import AECEnv
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
 from .errors import IllegalMoveError, InvalidOptionError, TaflError
+from .outcome import illegal_action
 from .game import Game, engine_for
 from .observation import observation_shape, observe
 from .render import HumanRenderer, render_ansi, render_rgb
@@ -278,8 +279,8 @@ class TaflEnv(AECEnv):
             self._action[0] = a
             self.engine.step(st, self._action)
         except IllegalMoveError as exc:
-            raise IllegalMoveError(f"{agent} cannot play action {a} in {self.rules.name} "
-                                   f"(turn {int(st.turn[0])}): {exc}") from None
+            illegal_action("raise", agent, f"{agent} cannot play action {a} in {self.rules.name} "
+                                           f"(turn {int(st.turn[0])}): {exc}")
         self.played.append(a)
         self._cumulative_rewards[agent] = 0.0
         if st.reason[0]:

@@ -121,14 +121,40 @@ def non_negative_int(text: str) -> int:
     return value
 
 
-def _non_negative_float(text: str) -> float:
+MAX_SEED = 2**32 - 1
+"""The largest seed a flag takes: numpy's legacy seeding (which Stable-Baselines3 calls) and many
+other libraries take 32-bit seeds."""
+
+
+def seed_int(text: str) -> int:
+    """A ``--seed`` value: an int from 0 to :data:`MAX_SEED`."""
     try:
-        value = float(text)
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a seed (an int from 0 to {MAX_SEED}), got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected a seed (an int from 0 to {MAX_SEED}), got {text!r}")
     return value
+
+
+def bounded_float(low: float, high: float, what: str, *, low_open: bool = False):
+    """An argparse type: a finite number from ``low`` to ``high`` (above ``low`` with
+    ``low_open``), described as ``what`` in the error (``inf`` and ``nan`` are refused)."""
+    span = f"{'> ' if low_open else '>= '}{low:g} and <= {high:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not (low < value if low_open else low <= value) or not value <= high:
+            raise argparse.ArgumentTypeError(f"expected {what} {span}, got {text!r}")
+        return value
+    return parse
+
+
+MAX_BENCH_SECONDS = 3600.0
+"""The longest timed run of ``tafl bench`` per variant and batch."""
 
 
 def emit_json(obj: dict) -> None:
@@ -392,10 +418,19 @@ def add_start_options(p: argparse.ArgumentParser) -> None:
                    help="attacker or defender (default: the variant's first mover)")
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line on stderr (``tafl perft: error: ...``,
+    exit status 2) like every other bad input; ``--help`` shows the usage. Sub-parsers are of the
+    same class."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser(add_ons: Sequence[str] | None = ()) -> argparse.ArgumentParser:
     """The ``tafl`` parser: the built-in commands, then the add-on commands named in ``add_ons``
     (``None``: every installed one; see :func:`add_on_commands`)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=PROG,
         description="Tafl from the command line: variants, legal moves, perft, replays, benchmarks, "
                     "and the commands other packages add (agents: eval, play, train).",
@@ -455,9 +490,10 @@ def build_parser(add_ons: Sequence[str] | None = ()) -> argparse.ArgumentParser:
     p.add_argument("variants", nargs="*", metavar="VARIANT", help="default: all five variants")
     p.add_argument("--batch", nargs="+", type=positive_int, default=list(DEFAULT_BATCHES), metavar="B",
                    help=f"batch sizes (default: {' '.join(map(str, DEFAULT_BATCHES))})")
-    p.add_argument("--seconds", type=_non_negative_float, default=DEFAULT_SECONDS, metavar="S",
+    p.add_argument("--seconds", type=bounded_float(0, MAX_BENCH_SECONDS, "a number of seconds"),
+                   default=DEFAULT_SECONDS, metavar="S",
                    help=f"timed seconds per variant and batch (default: {DEFAULT_SECONDS:g})")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=seed_int, default=0, help="random seed (default: 0)")
     p.add_argument("--threads", nargs="+", type=positive_int, default=[1, 2], metavar="T",
                    help="threads of the batched kernels, a row each (default: 1 2; smaller batches "
                         "than 2048 games always run on one)")

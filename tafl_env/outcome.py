@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from .engine import state as _codes
+from .errors import IllegalMoveError
 
-__all__ = ["Termination", "Outcome"]
+__all__ = ["Termination", "Outcome", "illegal_action", "ILLEGAL_ACTION_RULES"]
 
 
 class Termination(IntEnum):
-    """Why a game ended; the values are the engine's reason codes (0, running, is not one)."""
+    """Why a game ended; the values are the engine's reason codes (0, running, is not one), and
+    :attr:`ILLEGAL_ACTION`, which is no engine code: the ruling of a front end that plays an
+    illegal action as a loss (:func:`illegal_action`)."""
 
     KING_CAPTURED = _codes.KING_CAPTURED
     ESCAPED = _codes.ESCAPED
@@ -35,11 +38,13 @@ class Termination(IntEnum):
     NO_MOVES = _codes.NO_MOVES
     REPETITION = _codes.REPETITION
     TRUNCATED = _codes.TRUNCATED
+    ILLEGAL_ACTION = max(_codes.REASON_NAMES) + 1
 
     @property
     def reason(self) -> str:
-        """The reason as the string keys and infos use (``'king_captured'``, …, ``'truncated'``)."""
-        return _codes.REASON_NAMES[int(self)]
+        """The reason as the string keys and infos use (``'king_captured'``, …, ``'truncated'``,
+        ``'illegal_action'``)."""
+        return _codes.REASON_NAMES.get(int(self)) or self.name.lower()
 
 
 _WINNERS = ("attacker", "defender", None)
@@ -92,3 +97,33 @@ class Outcome:
 
     def __hash__(self) -> int:
         return hash((self.result, self.reason))   # equal to the hash of the pair it equals
+
+
+ILLEGAL_ACTION_RULES = ("raise", "lose")
+"""What a front end does with an illegal action (RULES §7): ``"raise"`` (the engine, ``Game``,
+``raw_env``, the vector envs: :class:`~tafl_env.errors.IllegalMoveError`, nothing changed) or
+``"lose"`` (``env()``, the single-agent env, RLlib's env: the game ends as a loss for its player)."""
+
+
+def illegal_action(rule: str, side: str, why: str) -> Outcome:
+    """The one decision on an illegal action of ``side`` (``'attacker'``/``'defender'``), which
+    every front end makes here. Under ``rule="raise"`` it raises ``IllegalMoveError(why)``;
+    under ``"lose"`` it returns the end of the game: the other side wins, by
+    :attr:`Termination.ILLEGAL_ACTION`.
+
+        >>> illegal_action("lose", "attacker", "action 0 is not legal")
+        Outcome(termination=<Termination.ILLEGAL_ACTION: 7>, winner='defender')
+        >>> illegal_action("lose", "attacker", "").reason
+        'illegal_action'
+        >>> illegal_action("raise", "attacker", "action 0 is not legal")
+        Traceback (most recent call last):
+        ...
+        tafl_env.errors.IllegalMoveError: action 0 is not legal
+    """
+    if rule not in ILLEGAL_ACTION_RULES:
+        raise ValueError(f"the illegal-action rule must be one of {ILLEGAL_ACTION_RULES}, got {rule!r}")
+    if side not in _WINNERS[:2]:
+        raise ValueError(f"side must be 'attacker' or 'defender', got {side!r}")
+    if rule == "raise":
+        raise IllegalMoveError(why)
+    return Outcome(Termination.ILLEGAL_ACTION, _WINNERS[1 - _WINNERS.index(side)])

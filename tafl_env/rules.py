@@ -11,7 +11,7 @@ variant-specific branches. Every field is a keyword option of :func:`make_rules`
     >>> make_rules("historical_tablut", max_turns=0)
     Traceback (most recent call last):
     ...
-    tafl_env.errors.InvalidOptionError: option max_turns=0 is out of range: a positive int or None (no cap)
+    tafl_env.errors.InvalidOptionError: option max_turns=0 is out of range: an int from 1 to 2147483647 or None (no cap)
 
 The options and their defaults (RULES.md §3-§5; every variant's values in RULES.md §8):
 
@@ -58,6 +58,8 @@ SIDES = ("attacker", "defender")
 REPETITION_MODES = ("starter_loses", "draw", "ignore")
 KING_CAPTURE_MODES = ("four_sided", "tablut")
 ESCAPE_MODES = ("corners", "edge")
+MAX_TURNS_CAP = 2**31 - 1
+"""The largest move cap: the engine counts a game's turns in 32 bits (``None`` is no cap)."""
 
 
 def side_index(side: str | int) -> int:
@@ -123,9 +125,9 @@ class RuleSet:
             raise bad("repetition", " | ".join(map(repr, REPETITION_MODES)))
         if self.max_turns is not None and (
             not isinstance(self.max_turns, int) or isinstance(self.max_turns, bool)
-            or self.max_turns < 1
+            or not 1 <= self.max_turns <= MAX_TURNS_CAP
         ):
-            raise bad("max_turns", "a positive int or None (no cap)")
+            raise bad("max_turns", f"an int from 1 to {MAX_TURNS_CAP} or None (no cap)")
         for f in dataclasses.fields(self):
             if f.type in ("bool", bool) and not isinstance(getattr(self, f.name), bool):
                 raise bad(f.name, "True or False")

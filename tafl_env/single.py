@@ -29,8 +29,8 @@ and the mask in ``info`` all zero. This keeps the env total over its action spac
 trigger it.
 
 End-of-episode info: ``winner`` (``"attacker"``, ``"defender"``, ``"draw"``; on an illegal action
-the opponent's side), ``reason`` (``tafl_env.engine.REASON_NAMES`` or ``"illegal_action"``),
-``turns``.
+the opponent's side), ``reason`` (a :class:`~tafl_env.Termination`'s ``reason``: on an illegal action
+``"illegal_action"``, decided by :func:`tafl_env.outcome.illegal_action`), ``turns``.
 
     >>> env = TaflSingleEnv("legacy_ard_ri", learner_side="defender")
     >>> obs, info = env.reset(seed=0)
@@ -50,6 +50,7 @@ import numpy as np
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
 from .errors import InvalidOptionError
+from .outcome import illegal_action
 from .rules import SIDES, RuleSet
 from .vector import BatchCore, _spaces
 
@@ -126,11 +127,11 @@ class TaflSingleEnv(gymnasium.Env):
         if core.state.done[0]:    # the opponent's opening reached the move cap: the action is ignored
             a = np.array([core.pass_action])
         elif not (np.issubdtype(a.dtype, np.integer) and core.engine.check_legal(core.state, a)[0]):
+            outcome = illegal_action("lose", self.learner_side, f"action {action!r} is not legal")
             self._over = True
             obs = core._observe()
             info = {"action_mask": np.zeros(core.num_actions, dtype=np.int8), "illegal_action": True,
-                    "winner": SIDES[1 - int(core.side[0])], "reason": "illegal_action",
-                    "turns": int(core.state.turn[0])}
+                    "winner": outcome.result, "reason": outcome.reason, "turns": int(core.state.turn[0])}
             return obs[0], -1.0, True, False, info
         out = core.step(a.astype(np.intp))
         info: dict[str, Any] = {"action_mask": out["mask"][0].copy(), "illegal_action": False}

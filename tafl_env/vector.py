@@ -42,8 +42,10 @@ all-zero mask and then require a step whose action is ignored, which masked poli
 over no legal action) cannot sample; it is also the convention of SB3, so both front ends of this
 module behave the same.
 
-Illegal actions (a moving slot's or the learner's action not in its mask) raise
-:class:`~tafl_env.errors.IllegalMoveError` and change nothing; use the masks.
+Illegal actions (a moving slot's or the learner's action not in its mask, or an opponent's reply)
+raise :class:`~tafl_env.errors.IllegalMoveError` and change nothing (the rule ``"raise"`` of
+:func:`tafl_env.outcome.illegal_action`): an opponent's illegal reply takes the learners' moves of
+that step back too. Use the masks.
 
 Truncation: at the variant's move cap (``max_turns``, a rule option) the engine ends a game with
 reason ``'truncated'``: ``truncated=True, terminated=False``, reward 0. When the opponent's opening
@@ -77,6 +79,7 @@ from .engine.state import RUNNING, TRUNCATED
 from .errors import IllegalMoveError, InvalidOptionError
 from .game import engine_for
 from .observation import NUM_PLANES, observer_for
+from .outcome import illegal_action
 from .rules import SIDES, RuleSet, make_rules, side_index
 
 __all__ = ["TaflVectorEnv", "BatchCore", "EngineOpponent"]
@@ -248,7 +251,7 @@ class BatchCore:
             try:
                 eng.step(target, acts)
             except IllegalMoveError as e:
-                raise IllegalMoveError(f"the opponent chose an illegal action: {e}") from None
+                illegal_action("raise", SIDES[int(opp[0])], f"the opponent chose an illegal action: {e}")
             self.moves += len(rows)
             if target is not st:
                 st.put(rows, target)
@@ -347,13 +350,29 @@ class BatchCore:
             moving = a
         moving = self._action_ids(moving)
         self._rep = None
+        # The opponent's replies may still be illegal (a callable's): its error must leave every
+        # game as it was (RULES §7), the learner's moves taken back too.
+        saved = None if self.self_play or isinstance(self.opponent, str) else (
+            st.copy(), self.side.copy(), self.moves)
         try:
             eng.step(st, moving)
         except IllegalMoveError as e:
             bad = np.flatnonzero((st.reason == RUNNING) & ~eng.check_legal(st, moving))
             envs = 2 * bad + st.to_move[bad] if self.self_play else bad
-            raise IllegalMoveError(f"illegal action from env(s) {envs[:5].tolist()} (engine games "
-                                   f"{bad[:5].tolist()}): {e}") from None
+            illegal_action("raise", SIDES[int(st.to_move[bad[0]])] if len(bad) else SIDES[0],
+                           f"illegal action from env(s) {envs[:5].tolist()} (engine games "
+                           f"{bad[:5].tolist()}): {e}")
+        try:
+            return self._after_learner(st)
+        except IllegalMoveError:
+            if saved is not None:
+                self.state, self.side[:], self.moves = saved[0], saved[1], saved[2]
+                self._rep = None
+            raise
+
+    def _after_learner(self, st: State) -> dict[str, Any]:
+        """The rest of :meth:`step` once the learners' moves are played: the opponent's replies,
+        rewards, ends of episodes and autoreset."""
         self.moves += self.num_games
         if not self.self_play:
             self._play_opponent(st, self.side)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from pettingzoo.utils import wrappers
 
+from .outcome import illegal_action
+
 FORWARDED = ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
              "truncations", "infos")
 """The wrapped env's attributes that ``AECEnv.last`` and the wrappers' ``step`` read every turn."""
@@ -55,12 +57,22 @@ for _name in FORWARDED:
 class TerminateIllegal(_Forwarding, wrappers.TerminateIllegalWrapper):
     """PettingZoo's ``TerminateIllegalWrapper`` (an illegal action loses) that first rejects what is
     not an action id (``True``, ``1.0``) with the raw env's error: the wrapper would index the
-    action mask with it (``mask[True]`` is an array)."""
+    action mask with it (``mask[True]`` is an array). A game it ends gets the infos of every end,
+    ``{"turn", "reason", "result"}``, from :func:`tafl_env.outcome.illegal_action`."""
 
     def step(self, action) -> None:
         agent = self.agent_selection
-        if action is not None and not (self.terminations[agent] or self.truncations[agent]):
-            self.env.unwrapped._as_action(action, agent)
+        live = action is not None and not (self.terminations[agent] or self.truncations[agent])
+        if live:
+            raw = self.env.unwrapped
+            a = raw._as_action(action, agent)
+            st = raw.engine_state
+            if not raw.engine.check_legal(st, [a])[0]:
+                outcome = illegal_action("lose", agent, f"{agent} played the illegal action {a}")
+                super().step(action)
+                end = {"turn": int(st.turn[0]), "reason": outcome.reason, "result": outcome.result}
+                raw.infos = {name: dict(end) for name in raw.infos}
+                return
         super().step(action)
 
 

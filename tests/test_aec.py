@@ -291,9 +291,12 @@ def test_wrapped_env_illegal_action_ends_game(variant):
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     e.step(illegal)
     assert all(e.terminations.values())
-    _, reward, terminated, _, _ = e.last()
+    _, reward, terminated, _, info = e.last()
     assert terminated
     assert e.unwrapped._cumulative_rewards == {mover: -1, other: 0}
+    # the infos of every end (DESIGN.md): turn, reason and result, the reason a Termination's
+    assert info == {"turn": 0, "reason": "illegal_action", "result": other}
+    assert e.infos == {mover: info, other: info}
     seen = {}
     while e.agents:
         seen[e.agent_selection] = e.last()[1]
@@ -330,6 +333,11 @@ def test_env_wrappers_behave_as_pettingzoos_own(variant):
     games = 0
     for e in (ours, ref):
         e.reset()
+    def plain(info):    # PettingZoo's wrapper leaves the infos as they were: ours adds the ruling
+        if isinstance(info, dict) and info.get("reason") == "illegal_action":
+            return {"turn": info["turn"]}
+        return info
+
     while games < 8:
         seen = [e.last() for e in (ours, ref)]
         for a, b in zip(*seen):
@@ -337,10 +345,11 @@ def test_env_wrappers_behave_as_pettingzoos_own(variant):
                 for k in a:
                     np.testing.assert_array_equal(a[k], b[k])
             else:
-                assert a == b
+                assert plain(a) == b
         for name in ("agents", "agent_selection", "rewards", "_cumulative_rewards", "terminations",
-                     "truncations", "infos"):
+                     "truncations"):
             assert getattr(ours, name) == getattr(ref, name), name
+        assert {k: plain(v) for k, v in ours.infos.items()} == ref.infos
         obs, _, term, trunc, _ = seen[0]
         if term or trunc:
             for e in (ours, ref):

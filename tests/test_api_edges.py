@@ -95,7 +95,11 @@ def test_termination_values_are_the_engine_reason_codes():
     from tafl_env import Termination
     from tafl_env.engine.state import REASON_NAMES
 
-    assert {int(t): t.reason for t in Termination} == {k: v for k, v in REASON_NAMES.items() if k}
+    engine_made = {int(t): t.reason for t in Termination if t is not Termination.ILLEGAL_ACTION}
+    assert engine_made == {k: v for k, v in REASON_NAMES.items() if k}
+    # the front ends' ruling on an illegal action is no engine code
+    assert int(Termination.ILLEGAL_ACTION) not in REASON_NAMES
+    assert Termination.ILLEGAL_ACTION.reason == "illegal_action"
     assert Termination(6) is Termination.TRUNCATED and Termination.ESCAPED.reason == "escaped"
 
 

@@ -1129,3 +1129,69 @@ def test_public_berserk_perft(case, depth, count):
         eng = engine_for(make_rules(V, max_turns=None))
         st = eng.initial_state(1, case["position"], case["to_move"])
     assert perft(eng, st, depth) == count
+
+
+# --- §5.5: a continuation that captures nothing is allowed only for the king, only into a corner ----
+# Under edge escape (Tablut with the berserk option) every edge square is an escape square, but the
+# rule names corners: a king's move to the edge that captures nothing does not continue a chain.
+
+def test_breakers_position_tablut_king_opens_no_chain_to_the_edge():
+    g = Game("historical_tablut", position="/9/9/9/4Tt3/9/9/6K2/9/t8/", to_move="defender",
+             berserk=True)
+    m = g.push("g7-g4")
+    assert m.notation == "g7-g4xf4"
+    assert g.chain is None and g.to_move == "attacker" and not g.is_over()
+    assert not any(mv.notation.startswith("g4=") or mv.notation == "pass" for mv in g.legal_moves())
+
+
+def test_tablut_king_chain_goes_on_to_the_edge_only_with_a_capture():
+    # After g7-g4xf4 the king's g4=g2 sandwiches f2 against e2, so the chain opens; g4=g9, g4=g1
+    # and g4=i4 reach the edge without a capture and are not continuations.
+    g = Game("historical_tablut", position="/9/4Tt3/9/4Tt3/9/9/6K2/9/t8/", to_move="defender",
+             berserk=True)
+    g.push("g7-g4")
+    assert g.chain == "g4"
+    assert {mv.notation for mv in g.legal_moves()} == {"g4=g2xf2", "pass"}
+
+
+def test_tablut_attacker_opens_no_chain_without_a_capture():
+    g = Game("historical_tablut", position="/9/9/9/4tT3/9/9/6t2/1K7/9/", to_move="attacker",
+             berserk=True)
+    assert g.push("g7-g4").notation == "g7-g4xf4"
+    assert g.chain is None and g.to_move == "defender"
+
+
+def test_corner_board_king_continues_into_a_corner_without_a_capture():
+    # RULES §5.5's example: c3-c1xd1 (against e1), then c1=a1 captures nothing and escapes.
+    g = game(_CORNER_CONTINUATION, "defender")
+    g.push("c3-c1")
+    assert g.chain == "c1"
+    assert {mv.notation for mv in g.legal_moves()} == {"c1=a1", "pass"}
+    g.push("c1=a1")
+    assert (g.result, g.reason) == ("defender", "escaped")
+
+
+def test_corner_board_attacker_has_no_continuation_into_a_corner():
+    # Corners open to every piece: the soldier's c3-c1xd1 (against e1) could slide on to the
+    # corner a1, which captures nothing; so the turn ends.
+    g = game(_CORNER_CONTINUATION.replace("K", "A").replace(" 1 . . . A D", " 1 . . . D A")
+             .replace(" 8 . . . . . . . . A", " 8 . . . . . . . . K"), "attacker",
+             restricted_corners=False)
+    assert g.push("c3-c1").notation == "c3-c1xd1"
+    assert g.chain is None and g.to_move == "defender"
+
+
+_CORNER_CONTINUATION = """
+11 . . . . . . . . . . .
+10 . . . . . . . . . . .
+ 9 . . . . . . . . . . .
+ 8 . . . . . . . . A . .
+ 7 . . . . . . . . . . .
+ 6 . . . . . . . . . . .
+ 5 . . . . . . . . . . .
+ 4 . . . . . . . . . . .
+ 3 . . K . . . . . . . .
+ 2 . . . . . . . . . . .
+ 1 . . . A D . . . . . .
+   a b c d e f g h i j k
+"""

@@ -78,3 +78,16 @@ def test_the_real_command_lists_and_runs_the_agent_commands(argv, words):
     assert proc.returncode == 0, proc.stderr
     for word in words:
         assert word in proc.stdout
+
+
+def test_import_tafl_env_loads_numpy_and_the_package_only():
+    """DESIGN.md: ``import tafl_env`` loads numpy and the package itself; the engine (numba, which
+    loads scipy, yaml and LLVM) comes with the first game or environment."""
+    code = ("import sys\nbefore = set(sys.modules)\nimport tafl_env\n"
+            "new = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+            "print(sorted(new - {'tafl_env', 'numpy'} - set(sys.stdlib_module_names)))\n"
+            "from tafl_env import Game\nassert Game('legacy_ard_ri').legal_moves()\n"
+            "assert 'numba' in sys.modules\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "[]", proc.stdout

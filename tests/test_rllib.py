@@ -123,7 +123,7 @@ def test_env_passes_rllibs_pre_check_and_an_illegal_action_loses():
     (agent, o), = obs.items()
     illegal = int(np.flatnonzero(o["action_mask"] == 0)[0])
     obs, rew, term, trunc, infos = env.step({agent: illegal})
-    assert term["__all__"] and rew[agent] == -1.0 and infos[agent]["reason"] == "illegal"
+    assert term["__all__"] and rew[agent] == -1.0 and infos[agent]["reason"] == "illegal_action"
     assert env.agents == env.possible_agents == ["attacker", "defender", "snapshot"]
 
 

@@ -24,7 +24,8 @@ import numpy as np
 from tafl_env.rules import VARIANTS, make_rules
 
 from ..base import Agent, AgentSpecError, make_agent, split_spec
-from ..config import ConfigError, FieldSpec, apply_overrides, check_schema, read_yaml_config
+from ..config import (ConfigError, FieldSpec, apply_overrides, check_rule_options, check_schema, check_seed,
+                      read_yaml_config)
 from .play import agent_seeds, play_games
 from .ratings import DEFAULT_BOOTSTRAP, DEFAULT_PRIOR_SD, elo_ratings
 from .stats import attacker_score, pairing_table, side_table, wdl
@@ -78,8 +79,7 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
     "games_per_pair": FieldSpec((int,), True, None,
                                 "games per pair of agents, half with each agent attacking (even, >= 2)",
                                 lambda v: None if v >= 2 and v % 2 == 0 else f"must be an even int >= 2, got {v}"),
-    "seed": FieldSpec((int,), False, 0, "base seed; each pairing leg's seed is derived from it",
-                      lambda v: None if v >= 0 else f"must be >= 0, got {v}"),
+    "seed": FieldSpec((int,), False, 0, "base seed; each pairing leg's seed is derived from it", check_seed),
     "max_turns": FieldSpec((int, type(None)), False, None,
                            "move cap in turns (a game reaching it is a truncated draw); null: the variant's default",
                            lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
@@ -89,7 +89,7 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
                             "given without a folder writes there; a plain 'tafl eval' writes a fresh "
                             "runs/tournaments/<variant>/<time>/",
                             lambda v: None if v.strip() else "must not be empty"),
-    "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) passed to make_rules", None),
+    "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) passed to make_rules", check_rule_options),
     "records": FieldSpec((bool,), False, False, "write records/ with one replayable move file per game", None),
     "gifs": FieldSpec((int,), False, 0, "animate the first game of up to this many pairing legs into gifs/",
                       lambda v: None if v >= 0 else f"must be >= 0, got {v}"),
@@ -106,7 +106,7 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
                         "agent whose rating is fixed at 0; null: the ratings have mean 0", None),
     "prior_sd": FieldSpec((int, float), False, DEFAULT_PRIOR_SD,
                           "sd in Elo of the Gaussian prior on ratings and side advantage (tiny L2 term)",
-                          lambda v: None if v > 0 else f"must be > 0, got {v}"),
+                          lambda v: None if v >= 1 else f"must be >= 1 (Elo), got {v}"),
     "description": FieldSpec((str,), False, "", "free text", None),
 }
 """The fields of a tournament config: types, whether required, default, meaning and range check."""

@@ -24,8 +24,9 @@ episode receives its last observation, its reward and ``terminated`` (or ``trunc
 cap); its info then holds ``kind``, ``side``, ``result`` and ``reason``.
 
 An action outside the mask ends the game as PettingZoo's ``TerminateIllegalWrapper`` does (−1 for
-the agent that played it, 0 for the other; ``reason: "illegal"``): RLlib's env pre-check plays
-unmasked random actions, while the masking module (:mod:`agents.rllib.module`) never does.
+the agent that played it, 0 for the other; ``reason: "illegal_action"``, the ruling ``"lose"`` of
+:func:`tafl_env.outcome.illegal_action`): RLlib's env pre-check plays unmasked random actions,
+while the masking module (:mod:`agents.rllib.module`) never does.
 
     >>> env = TaflMultiAgentEnv({"variant": "legacy_ard_ri", "league": {"greedy": 1.0}})
     >>> obs, infos = env.reset(seed=1)
@@ -44,6 +45,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from tafl_env.aec import raw_env
 from tafl_env.engine.state import REASON_NAMES, RESULT_NAMES
+from tafl_env.outcome import illegal_action
 from tafl_env.rules import SIDES
 
 __all__ = ["TaflMultiAgentEnv", "KINDS", "SNAPSHOT", "AGENT_IDS"]
@@ -164,7 +166,8 @@ class TaflMultiAgentEnv(MultiAgentEnv):
         if illegal is not None:
             loser = self.ids.index(illegal)
             rewards = {loser: -1.0, 1 - loser: 0.0}
-            result, reason, truncated = RESULT_NAMES[1 - loser], "illegal", False
+            outcome = illegal_action("lose", SIDES[loser], f"{illegal} played an illegal action")
+            result, reason, truncated = outcome.result, outcome.reason, False
         else:
             truncated = REASON_NAMES[int(st.reason[0])] == "truncated"
             result, reason = RESULT_NAMES[int(st.winner[0])], REASON_NAMES[int(st.reason[0])]

@@ -22,6 +22,8 @@ from typing import Sequence
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
+from tafl_env.outcome import Termination
+
 __all__ = ["MAIN", "LeagueMapping", "LeagueCallback", "snapshot_id", "snapshot_ids_of"]
 
 MAIN = "main"
@@ -81,7 +83,7 @@ class LeagueCallback(RLlibCallback):
             metrics_logger.log_value(f"league/{kind}/{side}_draw", draw, reduce="mean", window=200)
             ret = win - (1.0 - win - draw)
             metrics_logger.log_value(f"league/{kind}/{side}_return", ret, reduce="mean", window=200)
-            if info.get("reason") == "illegal":
+            if info.get("reason") == Termination.ILLEGAL_ACTION.reason:
                 metrics_logger.log_value("league/illegal_moves", 1, reduce="sum")
 
     def on_train_result(self, *, algorithm, result, **kwargs) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..config import ConfigError, FieldSpec, check_schema, read_yaml_config
+from ..config import ConfigError, FieldSpec, check_rule_options, check_schema, check_seed, read_yaml_config
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "rules_of"]
 
@@ -47,14 +47,15 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                          lambda v: None if v == "sb3" else (
                              "'rllib' configs are read by tafl train (agents.rllib.config.RLLIB_SCHEMA)"
                              if v == "rllib" else f"unknown backend {v!r}; one of sb3, rllib")),
-    "seed": FieldSpec((int,), False, 0, "seed of the network, the envs, the snapshot draws and evaluations", _nonneg),
+    "seed": FieldSpec((int,), False, 0, "seed of the network, the envs, the snapshot draws and evaluations",
+                      check_seed),
     "total_timesteps": FieldSpec((int,), True, None, "learner steps (all envs together) to train for", _pos),
     "max_minutes": FieldSpec((int, float, type(None)), False, None,
                              "stop after this many minutes of wall time (null: no limit)",
                              lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
     "max_turns": FieldSpec((int, type(None)), False, None, "move cap in turns; null: the variant's default",
                            lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
-    "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) for make_rules", None),
+    "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) for make_rules", check_rule_options),
     # the league
     "selfplay_games": FieldSpec((int,), False, 16, "games in which the learner plays both sides", _nonneg),
     "snapshot_games": FieldSpec((int,), False, 16, "games against a frozen past snapshot", _nonneg),
@@ -77,7 +78,7 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                                   lambda v: None if v in ("move", "best") else f"must be 'move' or 'best', got {v!r}"),
     "imitation_lr": FieldSpec((int, float, type(None)), False, None,
                               "Adam learning rate of the warm start (null: learning_rate)",
-                              lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+                              lambda v: None if v is None or 0 < v <= 1 else f"must lie in (0, 1] or null, got {v}"),
     "imitation_batch_size": FieldSpec((int, type(None)), False, None,
                                       "minibatch size of the warm start (null: batch_size)",
                                       lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
@@ -87,7 +88,8 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
     "value_hidden": FieldSpec((int,), False, 64, "units of the value MLP", _pos),
     "torch_threads": FieldSpec((int,), False, 2, "torch CPU threads", _pos),
     # PPO
-    "learning_rate": FieldSpec((int, float), False, 3e-4, "Adam learning rate", _pos),
+    "learning_rate": FieldSpec((int, float), False, 3e-4, "Adam learning rate",
+                               lambda v: None if 0 < v <= 1 else f"must lie in (0, 1], got {v}"),
     "lr_final_fraction": FieldSpec((int, float), False, 1.0,
                                    "learning rate at the end as a fraction of the start (linear decay)", _unit),
     "n_steps": FieldSpec((int,), False, 64, "steps per env per rollout", _pos),

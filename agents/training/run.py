@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .callback import make_callback
-from ..policy import model_info
+from ..policy import model_info, network_info
 from .checkpoints import TrainSetupError, check_resume
 from .config import rules_of, validate_train_config
 from .evaluation import plot_learning_curve
@@ -227,6 +227,7 @@ def train(config: Mapping[str, Any], *, out_dir: str | os.PathLike | None = None
             seed=cfg["seed"], device="cpu", verbose=0)
         reset = True
     model.tafl_rules = model_info(rules_of(cfg))   # saved in every zip's data (.checkpoints)
+    model.tafl_network = network_info(model.policy)  # so policy:PATH loads it without unpickling
 
     # from here on the output directory is written
     out.mkdir(parents=True, exist_ok=True)

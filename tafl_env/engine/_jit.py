@@ -29,6 +29,8 @@ import numpy as np
 from numba.core import caching, types
 from numba.core.registry import CPUDispatcher
 
+from ..errors import InvalidOptionError
+
 # --- the cache knows every source a kernel is built from -----------------------------------------
 # numba stamps a cached kernel with its own source file only. A kernel inlines helpers from other
 # files and bakes in the module constants it reads, so an edit there (a rule fixed in captures.py)
@@ -301,10 +303,9 @@ def threads_setting(threads: int | None) -> int:
         try:
             threads = int(raw)
         except ValueError:
-            raise ValueError(f"TAFL_THREADS must be a positive int, got {raw!r}") from None
-        source = "TAFL_THREADS"
-    else:
-        source = "threads"
+            raise InvalidOptionError(f"TAFL_THREADS must be a positive int, got {raw!r}") from None
+        if threads < 1:
+            raise InvalidOptionError(f"TAFL_THREADS must be a positive int, got {raw!r}")
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"{source} must be a positive int, got {threads!r}")
+        raise InvalidOptionError(f"threads must be a positive int, got {threads!r}")
     return min(threads, os.cpu_count() or 1)

@@ -13,7 +13,7 @@ import numpy as np
 from ..notation import COMMANDER, EMPTY, KING, KNIGHT
 from ._jit import helper, leaf
 from .movegen import bits_through_highest, piece_moves
-from .tables import (F_ALWAYS_HOSTILE, F_CORNER, F_ESCAPE, F_KING_HOSTILE, F_THRONE, IS_ATTACKER,
+from .tables import (F_ALWAYS_HOSTILE, F_CORNER, F_KING_HOSTILE, F_THRONE, IS_ATTACKER,
                      OPPOSITE, P_COMMANDER_ON_THRONE, P_COMMANDER_SANDWICH, P_ENCIRCLEMENT,
                      P_FULL_ROW, P_N, P_S, P_THRONE, P_THRONE_HOSTILE, P_TABLUT_KING)
 
@@ -134,14 +134,16 @@ def encircled(occupancy, tb, g, reach, grown):
 @helper
 def _continuation_captures(board, tb, g, piece, side, origin, d, k, king, scratch):
     """Whether moving ``piece`` from ``origin`` k squares in direction d would capture (or bring
-    the king to an escape square): the move is played on the board, judged, and taken back."""
+    the king into a corner, RULES §5.5: a corner, not any escape square, so that under edge
+    escape a king's continuation to the edge still needs a capture): the move is played on the
+    board, judged, and taken back."""
     land = tb.dest[origin, d, k - 1]
     if k == 2 and piece == KNIGHT and board[g, tb.nbr[origin, d]] != EMPTY:
         return True   # the knight's jump always takes the jumped soldier
     board[g, origin] = EMPTY
     board[g, land] = piece
     good = custodial_captures(board, tb, g, piece, land, scratch) > 0
-    if not good and piece == KING and (tb.flags[land] & F_ESCAPE) != 0:
+    if not good and piece == KING and (tb.flags[land] & F_CORNER) != 0:
         good = True
     if not good:
         good = king_captured(board, tb, g, piece, land, side, king)
@@ -153,7 +155,7 @@ def _continuation_captures(board, tb, g, piece, side, origin, d, k, king, scratc
 @helper
 def chain_moves(board, lines, tb, g, side, square, king, out, scratch):
     """The berserk continuations (§5, §6.2) of the piece on ``square``: its moves that capture,
-    or bring the king to an escape square, packed into ``out[0:4]``; returns whether any.
+    or bring the king into a corner, packed into ``out[0:4]``; returns whether any.
     ``scratch`` is an int64 work array of 4 entries."""
     piece = board[g, square]
     piece_moves(board, lines, tb, g, side, square, out)

@@ -27,6 +27,7 @@ import threading
 import numpy as np
 
 from ..errors import IllegalMoveError
+from ..memory import fits
 from ..notation import EMPTY, format_position, square_name
 from ..rules import SIDES, RuleSet, side_index
 from . import _jit, search
@@ -58,6 +59,13 @@ out the room up front (a few µs, against a one-game random step of about 4 µs)
 
 MAX_BATCH = 1 << 24
 """Largest batch :meth:`Engine.initial_state` makes (about 16.8M games)."""
+
+CHECKED_BATCH = 4096
+"""Batches bigger than this are checked against the memory available before they are made."""
+
+BATCH_MEMORY_FACTOR = 3
+"""A batch in use takes about this many times its state: the state, a fresh copy to restart
+games from, and a step's work arrays and masks."""
 
 
 class StepInfo:
@@ -207,6 +215,9 @@ class Engine:
                       to_move: str | int | None = None) -> State:
         """B fresh games from the variant's start, or from ``position`` (a fresh ``Q0``)."""
         b = _check_int(batch_size, "batch_size", 1, MAX_BATCH)
+        if b > CHECKED_BATCH:    # refused before it is allocated, not a MemoryError halfway
+            fits(b * BATCH_MEMORY_FACTOR * self.initial_state(1, position, to_move).buffer.nbytes,
+                 f"a batch of {b} {self.rules.name} games")
         side = self.rules.first_side if to_move is None else side_index(to_move)
         fresh_key = (b, side) if position is None and b <= 64 else None
         if fresh_key in self._fresh:   # small fresh batches are copied (a reset every game at B = 1)
@@ -444,7 +455,7 @@ class Engine:
         per game seeded from ``rng`` (64 raw bits of its bit generator per game), so it is
         reproducible for a given ``rng``. ``max_steps=1`` plays one random move per game in one
         call (the cheapest single-game random step from Python)."""
-        limit = _NO_LIMIT if max_steps is None else _check_int(max_steps, "max_steps", 0)
+        limit = _NO_LIMIT if max_steps is None else _check_int(max_steps, "max_steps", 0, _NO_LIMIT)
         b = len(state)
         if b == 1:
             return self._play_random_one(state, rng, limit)
