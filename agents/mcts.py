@@ -214,9 +214,6 @@ class MCTSAgent(Agent):
         value_scale, prior_temperature: scales of the greedy values and priors (evaluation units).
         leaves_per_tree: leaves per tree and network forward pass (network evaluator only).
         reuse: keep the tree between moves.
-        rollout, prior, max_rollout_turns, rollouts_per_leaf: the evaluator by its old names
-            (``rollout="random", prior="uniform"`` is ``RolloutEvaluator("random", "uniform")``);
-            not together with ``evaluator``.
     """
 
     name = "mcts"
@@ -225,8 +222,7 @@ class MCTSAgent(Agent):
                  seconds: float | None = None, selection: str | None = None,
                  c_puct: float = 1.5, c_uct: float = 1.4, value_scale: float = 5.0,
                  prior_temperature: float = 1.0, leaves_per_tree: int = 8, reuse: bool = True,
-                 seed: int | None = None, rollout: str | None = None, prior: str | None = None,
-                 max_rollout_turns: int | None = None, rollouts_per_leaf: int | None = None):
+                 seed: int | None = None):
         super().__init__(seed)
         if isinstance(simulations, bool) or not 1 <= int(simulations) <= MAX_SIMULATIONS:
             raise ValueError(f"simulations must be from 1 to {MAX_SIMULATIONS}, got {simulations!r}")
@@ -238,15 +234,11 @@ class MCTSAgent(Agent):
                          ("c_puct", c_puct), ("c_uct", c_uct)):
             if not 0 < float(val) < float("inf"):
                 raise ValueError(f"{key} must be a finite number > 0, got {val!r}")
-        for key, val in (("leaves_per_tree", leaves_per_tree), ("max_rollout_turns", max_rollout_turns),
-                         ("rollouts_per_leaf", rollouts_per_leaf)):
+        for key, val in (("leaves_per_tree", leaves_per_tree),):
             if val is not None and not 1 <= int(val) <= MAX_SIMULATIONS:
                 raise ValueError(f"{key} must be from 1 to {MAX_SIMULATIONS}, got {val!r}")
         if evaluator is None:
-            evaluator = _evaluator_from_flags(rollout or "none", prior or "greedy",
-                                              max_rollout_turns, rollouts_per_leaf)
-        elif rollout is not None or prior is not None:
-            raise ValueError("give either evaluator or rollout/prior, not both")
+            evaluator = GreedyEvaluator()
         if not isinstance(evaluator, Evaluator):
             raise TypeError(f"evaluator must be an agents.evaluators.Evaluator, got {evaluator!r}")
         if selection is None:
@@ -460,9 +452,8 @@ class MCTSAgent(Agent):
         return out
 
 
-def _evaluator_from_flags(rollout: str, prior: str, max_turns: int | None,
-                          rollouts: int | None) -> Evaluator:
-    """The evaluator that the old ``rollout``/``prior`` flags (and spec parts) name."""
+def evaluator_of_spec(rollout: str, prior: str) -> Evaluator:
+    """The evaluator that a spec's ``ROLLOUT`` and ``PRIOR`` parts name (``mcts:N:random:uniform``)."""
     if rollout not in _ROLLOUTS:
         raise ValueError(f"rollout must be one of {_ROLLOUTS}, got {rollout!r}")
     if prior not in _PRIORS:
@@ -471,8 +462,7 @@ def _evaluator_from_flags(rollout: str, prior: str, max_turns: int | None,
         if prior == "uniform":
             raise ValueError("prior='uniform' needs rollouts (rollout='random' or 'greedy')")
         return GreedyEvaluator()
-    return RolloutEvaluator(playout=rollout, prior=prior, rollouts=rollouts or 1,
-                            max_turns=max_turns or 40)
+    return RolloutEvaluator(playout=rollout, prior=prior)
 
 
 def spec_name(simulations: int, rollout: str = "none", prior: str = "greedy",
@@ -526,7 +516,11 @@ def _factory(arg, seed=None, **kw):
     head, path = _split_policy(arg)
     sims, seconds, rollout, prior = parse_spec(head)
     if path is None:
-        return MCTSAgent(simulations=sims, seconds=seconds, rollout=rollout, prior=prior, seed=seed, **kw)
+        try:
+            evaluator = evaluator_of_spec(rollout, prior)
+        except ValueError as exc:
+            raise AgentSpecError(f"mcts:{arg}: {exc}") from None
+        return MCTSAgent(simulations=sims, seconds=seconds, evaluator=evaluator, seed=seed, **kw)
     if rollout != "none" or prior != "greedy":
         raise AgentSpecError(f"mcts:N:policy:PATH takes no rollout or prior, got 'mcts:{arg}'")
     if not path.strip():

@@ -11,6 +11,7 @@ from tafl_env.engine import Engine
 from tafl_env.perft import expand
 
 from agents import make_agent
+from agents.evaluators import RolloutEvaluator
 from agents.greedy import GreedyAgent
 from agents.mcts import MCTSAgent
 
@@ -103,9 +104,10 @@ AGENT_SPECS = {
     "random": lambda seed: make_agent("random", seed=seed),
     "greedy": lambda seed: make_agent("greedy", seed=seed),
     "mcts": lambda seed: MCTSAgent(simulations=12, leaves_per_tree=6, seed=seed),
-    "mcts_rollouts": lambda seed: MCTSAgent(simulations=6, rollout="random", max_rollout_turns=6, seed=seed),
-    "mcts_uct": lambda seed: MCTSAgent(simulations=8, rollout="random", prior="uniform",
-                                       max_rollout_turns=10, seed=seed),
+    "mcts_rollouts": lambda seed: MCTSAgent(simulations=6, evaluator=RolloutEvaluator("random", "greedy", max_turns=6),
+                                            seed=seed),
+    "mcts_uct": lambda seed: MCTSAgent(simulations=8, evaluator=RolloutEvaluator("random", "uniform", max_turns=10),
+                                       seed=seed),
 }
 
 
@@ -308,7 +310,7 @@ def test_mcts_finds_win_in_one():
     eng = engine("historical_tablut")
     st = eng.initial_state(4, position=pos, to_move="attacker")
     for agent in (MCTSAgent(simulations=60, seed=0),
-                  MCTSAgent(simulations=300, rollout="random", prior="uniform", max_rollout_turns=20, seed=0)):
+                  MCTSAgent(simulations=300, evaluator=RolloutEvaluator("random", "uniform", max_turns=20), seed=0)):
         s = st.copy()
         eng.step(s, agent.act(eng, s))
         assert (s.winner == 0).all()
@@ -317,7 +319,7 @@ def test_mcts_finds_win_in_one():
 def test_mcts_greedy_rollouts_legal():
     eng = engine("legacy_ard_ri")
     st = random_positions(eng, 3, 20, seed=9)
-    a = MCTSAgent(simulations=8, rollout="greedy", max_rollout_turns=4, seed=0).act(eng, st)
+    a = MCTSAgent(simulations=8, evaluator=RolloutEvaluator("greedy", "greedy", max_turns=4), seed=0).act(eng, st)
     assert_legal(eng, st, a)
 
 

@@ -451,9 +451,11 @@ def play_child(S, tb, p, c, a, info, scratch):
     """Row ``c`` := row ``p`` with action ``a`` played; a berserk chain it opens is judged as the
     position after its pass (agents/greedy.py). Row ``c``'s tables must equal row ``p``'s."""
     copy_light(S, p, c)
-    step_row(S, tb, c, a, info, scratch)
-    if S[I_CHAIN][c] >= 0 and S[I_REASON][c] == RUNNING:
-        step_row(S, tb, c, tb.params[P_PASS], info, scratch)
+    for _ in range(2):   # one call site: the step is inlined once here, not once per action
+        step_row(S, tb, c, a, info, scratch)
+        if S[I_CHAIN][c] < 0 or S[I_REASON][c] != RUNNING:
+            break
+        a = tb.params[P_PASS]
 
 
 @inlined

@@ -359,8 +359,8 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
             path_edges[depth] = e
             depth += 1
             child = e_child[e]
+            step_row(S, tb, 1, e_action[e], info_of(bufs), scratch_of(bufs))   # one inlined step
             if child < 0:
-                step_row(S, tb, 1, e_action[e], info_of(bufs), scratch_of(bufs))
                 child = _new_node(hdr, n_first, n_count, n_visits, n_value, n_proven, n_side,
                                   n_key, n_turn, n_term, S[I_TO_MOVE][1], S[I_KEY][1],
                                   S[I_TURN][1])
@@ -382,7 +382,6 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
                             n_value[child] = fresh_value   # first-play value of its edges
                 leaf_node = child
                 break
-            step_row(S, tb, 1, e_action[e], info_of(bufs), scratch_of(bufs))
             node = child
             if n_term[node] or n_proven[node] != 0 or depth >= max_depth:
                 leaf_node = node
