@@ -32,7 +32,7 @@ from tafl_env.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents import make_agent  # noqa: E402
-from agents.evaluators import NetworkEvaluator  # noqa: E402
+from agents.evaluators import NetworkEvaluator, RolloutEvaluator  # noqa: E402
 from agents.mcts import MCTSAgent  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -66,14 +66,13 @@ def selfplay(variant: str, spec: str, batch: int, seconds: float, seed: int = 0)
             "moves_per_s": moves / elapsed, "worst_step_s": worst}
 
 
-def mcts_rate(variant: str, batch: int, simulations: int, seed: int = 0, rollout: str = "none",
-              prior: str = "greedy", midgame: int = 0, evaluator=None) -> dict:
+def mcts_rate(variant: str, batch: int, simulations: int, seed: int = 0, midgame: int = 0,
+              evaluator=None) -> dict:
     """Simulations per second of one act() (after a warm-up act on another position);
-    ``midgame``: start from the position after that many random actions. ``evaluator`` replaces
-    ``rollout``/``prior``."""
+    ``midgame``: start from the position after that many random actions; ``evaluator``: the
+    search's evaluator (default: greedy)."""
     eng = Engine(make_rules(variant))
-    flags = {"evaluator": evaluator} if evaluator is not None else {"rollout": rollout, "prior": prior}
-    agent = MCTSAgent(simulations=simulations, seed=seed, reuse=False, **flags)
+    agent = MCTSAgent(simulations=simulations, seed=seed, reuse=False, evaluator=evaluator)
     st = eng.initial_state(batch)
     rng = np.random.default_rng(seed)
     for _ in range(midgame):
@@ -135,8 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         g = selfplay(v, "greedy", args.greedy_batch or args.batch, args.greedy_seconds or args.seconds,
                      args.seed)
         m = mcts_rate(v, args.mcts_batch, args.simulations, args.seed)
-        u = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random", prior="uniform")
-        rg = mcts_rate(v, args.mcts_batch, args.simulations, args.seed, rollout="random")
+        u = mcts_rate(v, args.mcts_batch, args.simulations, args.seed,
+                      evaluator=RolloutEvaluator("random", "uniform"))
+        rg = mcts_rate(v, args.mcts_batch, args.simulations, args.seed,
+                       evaluator=RolloutEvaluator("random", "greedy"))
         model = MODELS / f"{v}.zip"
         nt = (mcts_rate(v, args.mcts_batch, args.simulations, args.seed,
                         evaluator=NetworkEvaluator(model, threads=args.net_threads))
