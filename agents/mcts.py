@@ -112,22 +112,11 @@ MAX_SECONDS = 3600.0
 LOAD_ROWS = 5           # work rows given the game's whole history (the path, playout, scoring rows)
 
 
-def _node_arrays(shape) -> tuple:
-    return (np.zeros(shape, np.int64), np.zeros(shape, np.int64), np.zeros(shape, np.int64),
-            np.zeros(shape), np.zeros(shape, np.int64), np.zeros(shape, np.int64),
-            np.zeros(shape, np.uint64), np.zeros(shape, np.int64), np.zeros(shape, np.int64))
-
-
-def _edge_arrays(shape) -> tuple:
-    return (np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64),
-            np.zeros(shape, np.int64), np.zeros(shape), np.zeros(shape, np.int64))
-
-
 def tree_bytes(simulations: int) -> int:
     """The memory of a fresh tree for ``simulations`` (as :meth:`MCTSAgent.choose` sizes it)."""
     cap = max(64, simulations + 8)
-    return (cap * sum(a.itemsize for a in _node_arrays(1))
-            + EDGES_PER_NODE * cap * sum(a.itemsize for a in _edge_arrays(1)))
+    return (cap * sum(a.itemsize for a in _m.new_nodes(1))
+            + EDGES_PER_NODE * cap * sum(a.itemsize for a in _m.new_edges(1)))
 
 
 REUSE_MOVES = 4
@@ -149,18 +138,18 @@ class _Tree:
             self.hdr, self.nodes, self.edges = arrays
         else:
             self.hdr = np.zeros(_m.HDR_SIZE, dtype=np.int64)
-            self.nodes = _node_arrays(nodes)
-            self.edges = _edge_arrays(edges)
+            self.nodes = _m.new_nodes(nodes)
+            self.edges = _m.new_edges(edges)
         self.engine_id = None
 
     def grow(self, nodes: bool, edges: bool) -> None:
         if nodes:
-            self.nodes = tuple(np.concatenate([a, np.zeros_like(a)]) for a in self.nodes)
+            self.nodes = _m.Nodes._make(np.concatenate([a, np.zeros_like(a)]) for a in self.nodes)
         if edges:
-            self.edges = tuple(np.concatenate([a, np.zeros_like(a)]) for a in self.edges)
+            self.edges = _m.Edges._make(np.concatenate([a, np.zeros_like(a)]) for a in self.edges)
 
     def root_visits(self) -> int:
-        return int(self.nodes[2][self.hdr[_m.H_ROOT]])
+        return int(self.nodes.visits[self.hdr[_m.H_ROOT]])
 
 
 class _Forest:
@@ -169,8 +158,8 @@ class _Forest:
 
     def __init__(self, games: int, nodes: int, edges: int, engine: Engine):
         self.hdr = np.zeros((games, _m.HDR_SIZE), dtype=np.int64)
-        self.nodes = _node_arrays((games, nodes))
-        self.edges = _edge_arrays((games, edges))
+        self.nodes = _m.new_nodes((games, nodes))
+        self.edges = _m.new_edges((games, edges))
         self.valid = np.zeros(games, dtype=bool)      # rows that hold a tree
         self.engine_id = id(engine)
 
@@ -180,23 +169,26 @@ class _Forest:
 
     def grow(self, nodes: bool = False, edges: bool = False, games: int = 0) -> None:
         if nodes:
-            self.nodes = tuple(np.concatenate([a, np.zeros_like(a)], axis=1) for a in self.nodes)
+            self.nodes = _m.Nodes._make(np.concatenate([a, np.zeros_like(a)], axis=1)
+                                        for a in self.nodes)
         if edges:
-            self.edges = tuple(np.concatenate([a, np.zeros_like(a)], axis=1) for a in self.edges)
+            self.edges = _m.Edges._make(np.concatenate([a, np.zeros_like(a)], axis=1)
+                                        for a in self.edges)
         if games:
             more = lambda a: np.concatenate([a, np.zeros((games,) + a.shape[1:], a.dtype)])
             self.hdr = more(self.hdr)
-            self.nodes = tuple(more(a) for a in self.nodes)
-            self.edges = tuple(more(a) for a in self.edges)
+            self.nodes = _m.Nodes._make(more(a) for a in self.nodes)
+            self.edges = _m.Edges._make(more(a) for a in self.edges)
             self.valid = np.concatenate([self.valid, np.zeros(games, dtype=bool)])
 
     def rows(self, b: int) -> tuple:
         """The first ``b`` trees (views): hdr, nodes, edges."""
-        return self.hdr[:b], tuple(a[:b] for a in self.nodes), tuple(a[:b] for a in self.edges)
+        return (self.hdr[:b], _m.Nodes._make(a[:b] for a in self.nodes),
+                _m.Edges._make(a[:b] for a in self.edges))
 
     def tree(self, g: int) -> _Tree:
-        return _Tree(0, 0, (self.hdr[g], tuple(a[g] for a in self.nodes),
-                            tuple(a[g] for a in self.edges)))
+        return _Tree(0, 0, (self.hdr[g], _m.Nodes._make(a[g] for a in self.nodes),
+                            _m.Edges._make(a[g] for a in self.edges)))
 
 
 class MCTSAgent(Agent):
@@ -340,14 +332,14 @@ class MCTSAgent(Agent):
                 _m.check_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers)
             tree.hdr[_m.H_SIMS] = 0
             root = tree.hdr[_m.H_ROOT]
-            if not (tree.nodes[4][root] != 0 or tree.nodes[1][root] == 1):
+            if not (tree.nodes.proven[root] != 0 or tree.nodes.count[root] == 1):
                 if self.seconds is None:
                     self._run(w, tree, tb, at, e0, self.simulations)
                 else:
                     end = self._clock() + self.seconds
                     while True:
                         self._run(w, tree, tb, at, e0, CHUNK)
-                        if (self._clock() >= end or tree.nodes[4][tree.hdr[_m.H_ROOT]] != 0
+                        if (self._clock() >= end or tree.nodes.proven[tree.hdr[_m.H_ROOT]] != 0
                                 or tree.hdr[_m.H_SIMS] >= MAX_SIMULATIONS):
                             break
             sims[g] = tree.hdr[_m.H_SIMS]
@@ -368,8 +360,8 @@ class MCTSAgent(Agent):
                 if tree.hdr[_m.H_SIMS] < done + ask:
                     return      # stopped early: the root is proven
                 continue
-            tree.grow(tree.hdr[_m.H_NODES] + 1 >= len(tree.nodes[0]),
-                      tree.hdr[_m.H_EDGES] + len(w.acts) >= len(tree.edges[0]))
+            tree.grow(tree.hdr[_m.H_NODES] + 1 >= len(tree.nodes.first),
+                      tree.hdr[_m.H_EDGES] + len(w.acts) >= len(tree.edges.action))
 
     # --- the network evaluator: every tree of the batch searched in rounds ---------------------
     def _choose_batched(self, engine: Engine, state: State) -> np.ndarray:
@@ -417,7 +409,7 @@ class MCTSAgent(Agent):
         deadline = None if self.seconds is None else self._clock() + self.seconds * b
         while True:
             hdr, nodes, edges = f.rows(b)
-            if not _net.room(hdr, nodes[0].shape[1], lpt + 2):
+            if not _net.room(hdr, nodes.first.shape[1], lpt + 2):
                 f.grow(nodes=True)
                 hdr, nodes, edges = f.rows(b)
             _net.select_leaves(RA, tb, hdr, nodes, edges, budget, lpt, self.c_puct, LA, leaf_game,
@@ -439,7 +431,7 @@ class MCTSAgent(Agent):
                 _m.check_root(w.W, tb, at, tree.hdr, tree.nodes, tree.edges, w.buffers)
             fresh = []
             roots = hdr[:, _m.H_ROOT]
-            budget[nodes[1][np.arange(b), roots] == 1] = 0
+            budget[nodes.count[np.arange(b), roots] == 1] = 0
             if not (nl or started):
                 break
             if deadline is not None and self._clock() >= deadline:

@@ -343,7 +343,7 @@ def test_mcts_proves_a_fork_and_wins():
     st = eng.initial_state(4, position=FORK, to_move="defender")
     mcts, greedy = MCTSAgent(simulations=16, seed=1), GreedyAgent(seed=2)
     eng.step(st, mcts.act(eng, st))
-    roots_proven = [int(t.nodes[4][t.hdr[2]]) for t in mcts.trees().values()]
+    roots_proven = [int(t.nodes.proven[t.hdr[2]]) for t in mcts.trees().values()]
     assert roots_proven == [1, 1, 1, 1]           # the search proved the win for every game
     eng.step(st, greedy.act(eng, st))               # whatever the attackers do ...
     eng.step(st, mcts.act(eng, st))                 # ... the king escapes

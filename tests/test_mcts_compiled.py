@@ -78,22 +78,22 @@ def test_tree_reuse_keeps_the_subtree_counts():
     a = mcts.act(eng, st)
     tree = mcts.trees()[0]
     root = tree.hdr[2]
-    first, count = tree.nodes[0][root], tree.nodes[1][root]
-    edge = first + int(np.flatnonzero(tree.edges[0][first:first + count] == a[0])[0])
-    child = tree.edges[2][edge]
-    reply_edges = slice(tree.nodes[0][child], tree.nodes[0][child] + tree.nodes[1][child])
-    visited = np.flatnonzero(tree.edges[2][reply_edges] >= 0)
+    first, count = tree.nodes.first[root], tree.nodes.count[root]
+    edge = first + int(np.flatnonzero(tree.edges.action[first:first + count] == a[0])[0])
+    child = tree.edges.child[edge]
+    reply_edges = slice(tree.nodes.first[child], tree.nodes.first[child] + tree.nodes.count[child])
+    visited = np.flatnonzero(tree.edges.child[reply_edges] >= 0)
     assert len(visited)
-    reply = int(tree.edges[0][reply_edges][visited[np.argmax(tree.edges[3][reply_edges][visited])]])
-    grandchild = int(tree.edges[2][reply_edges][visited[np.argmax(tree.edges[3][reply_edges][visited])]])
-    kept = int(tree.nodes[2][grandchild])
+    reply = int(tree.edges.action[reply_edges][visited[np.argmax(tree.edges.visits[reply_edges][visited])]])
+    grandchild = int(tree.edges.child[reply_edges][visited[np.argmax(tree.edges.visits[reply_edges][visited])]])
+    kept = int(tree.nodes.visits[grandchild])
     eng.step(st, a)
     eng.step(st, np.array([reply]))
     mcts.simulations = 1
     mcts.act(eng, st)
     tree = mcts.trees()[0]
     assert tree.hdr[2] == grandchild
-    assert int(tree.nodes[2][grandchild]) == kept + 1
+    assert int(tree.nodes.visits[grandchild]) == kept + 1
 
 
 # --- every evaluator ----------------------------------------------------------------------------
@@ -226,23 +226,23 @@ def test_every_evaluator_reuses_its_tree(kind, request):
     a = mcts.act(eng, st)
     tree = mcts.trees()[0]
     root = tree.hdr[2]
-    first, count = tree.nodes[0][root], tree.nodes[1][root]
-    edge = first + int(np.flatnonzero(tree.edges[0][first:first + count] == a[0])[0])
-    child = tree.edges[2][edge]
-    reply_edges = slice(tree.nodes[0][child], tree.nodes[0][child] + tree.nodes[1][child])
-    visited = np.flatnonzero(tree.edges[2][reply_edges] >= 0)
+    first, count = tree.nodes.first[root], tree.nodes.count[root]
+    edge = first + int(np.flatnonzero(tree.edges.action[first:first + count] == a[0])[0])
+    child = tree.edges.child[edge]
+    reply_edges = slice(tree.nodes.first[child], tree.nodes.first[child] + tree.nodes.count[child])
+    visited = np.flatnonzero(tree.edges.child[reply_edges] >= 0)
     assert len(visited)
-    best = visited[np.argmax(tree.edges[3][reply_edges][visited])]
-    reply = int(tree.edges[0][reply_edges][best])
-    grandchild = int(tree.edges[2][reply_edges][best])
-    kept = int(tree.nodes[2][grandchild])
+    best = visited[np.argmax(tree.edges.visits[reply_edges][visited])]
+    reply = int(tree.edges.action[reply_edges][best])
+    grandchild = int(tree.edges.child[reply_edges][best])
+    kept = int(tree.nodes.visits[grandchild])
     eng.step(st, a)
     eng.step(st, np.array([reply]))
     mcts.simulations = 1
     mcts.act(eng, st)
     tree = mcts.trees()[0]
     assert tree.hdr[2] == grandchild
-    assert int(tree.nodes[2][grandchild]) == kept + 1
+    assert int(tree.nodes.visits[grandchild]) == kept + 1
 
 
 # --- the network evaluator ----------------------------------------------------------------------
@@ -290,14 +290,14 @@ def test_network_search_expands_with_each_positions_own_priors(tiny_model):
     agent.act(eng, st.copy())
     for g, tree in agent.trees().items():
         root = tree.hdr[2]
-        if tree.nodes[4][root] == 1:
+        if tree.nodes.proven[root] == 1:
             continue                        # a win in one: the priors went to the winning moves
-        first, count = tree.nodes[0][root], tree.nodes[1][root]
+        first, count = tree.nodes.first[root], tree.nodes.count[root]
         p1, v1 = agent.evaluator.evaluate(eng, st.take([g]))
-        acts = tree.edges[0][first:first + count]
-        np.testing.assert_allclose(tree.edges[1][first:first + count], p1[0, acts], rtol=1e-5, atol=1e-7)
+        acts = tree.edges.action[first:first + count]
+        np.testing.assert_allclose(tree.edges.prior[first:first + count], p1[0, acts], rtol=1e-5, atol=1e-7)
         assert sorted(acts.tolist()) == np.flatnonzero(p1[0] > 0).tolist()
-        assert tree.nodes[3][root] == pytest.approx(v1[0], rel=1e-5, abs=1e-6)
+        assert tree.nodes.value[root] == pytest.approx(v1[0], rel=1e-5, abs=1e-6)
 
 
 def test_network_search_is_deterministic(tiny_model):
@@ -307,7 +307,7 @@ def test_network_search_is_deterministic(tiny_model):
     for _ in range(2):
         agent = make_agent(f"mcts:40:policy:{tiny_model}", seed=3)
         a = agent.act(eng, st.copy())
-        visits = [t.edges[3][t.nodes[0][t.hdr[2]]:t.nodes[0][t.hdr[2]] + t.nodes[1][t.hdr[2]]].tolist()
+        visits = [t.edges.visits[t.nodes.first[t.hdr[2]]:t.nodes.first[t.hdr[2]] + t.nodes.count[t.hdr[2]]].tolist()
                   for t in agent.trees().values()]
         runs.append((a.tolist(), visits))
     assert runs[0] == runs[1]

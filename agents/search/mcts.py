@@ -3,9 +3,9 @@ simulation's path on a work row with the engine's own step, expands leaves with 
 scoring (:mod:`.greedy`), backs values up and proves wins and losses (agents/mcts.py documents the
 algorithm).
 
-A tree is a set of arrays (``Tree``): nodes (first edge, edge count, visits, value, proof, side to
-move, position key and turn, terminal value) and edges (action, prior, child, visits, value sum,
-lost). ``hdr`` holds the node count, the edge count, the root, the simulations of this call and
+A tree is two records of arrays with named fields, :class:`Nodes` and :class:`Edges` (as the
+engine's State has named arrays), indexed by node and by edge; a forest's arrays have a game axis
+first. ``hdr`` holds the node count, the edge count, the root, the simulations of this call and
 the root whose moves :func:`check_root` classified.
 
 The evaluator is chosen by ``cfg`` (``C_*`` entries): priors from the greedy scoring or uniform,
@@ -18,6 +18,7 @@ kept subtree stay in the arrays until the tree is cleared, so a kept subtree kee
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,6 +33,45 @@ from tafl_env.engine.step import next_random
 
 from .greedy import choose_node, evaluate, score_node
 from .tables import LOSS, UNSAFE, WIN
+
+
+
+class Nodes(NamedTuple):
+    """A tree's nodes, one entry per node (the kernels take this record as it is)."""
+
+    first: np.ndarray      # int64: index of the node's first edge (its edges are contiguous), -1 unexpanded
+    count: np.ndarray      # int64: its number of edges
+    visits: np.ndarray     # int64: simulations through it
+    value: np.ndarray      # float64: its value for the side to move there (evaluator or mean)
+    proven: np.ndarray     # int64: +1 proven win, -1 proven loss for the side to move, 0 open
+    side: np.ndarray       # int64: the side to move there
+    key: np.ndarray        # uint64: its position key (tree reuse finds the new root by key and turn)
+    turn: np.ndarray       # int64: its turn
+    terminal: np.ndarray   # int64: 1 for a finished game
+
+
+class Edges(NamedTuple):
+    """A tree's edges (moves), one entry per edge."""
+
+    action: np.ndarray     # int64: the action
+    prior: np.ndarray      # float64: its prior
+    child: np.ndarray      # int64: the node it leads to, -1 not yet made
+    visits: np.ndarray     # int64: simulations through it
+    value_sum: np.ndarray  # float64: the sum of their values for the mover
+    lost: np.ndarray       # int64: 1 if the move is proven lost for the mover
+
+
+NODE_DTYPES = Nodes(np.int64, np.int64, np.int64, np.float64, np.int64, np.int64, np.uint64, np.int64, np.int64)
+EDGE_DTYPES = Edges(np.int64, np.float64, np.int64, np.int64, np.float64, np.int64)
+
+
+def new_nodes(shape) -> Nodes:
+    return Nodes(*(np.zeros(shape, dtype) for dtype in NODE_DTYPES))
+
+
+def new_edges(shape) -> Edges:
+    return Edges(*(np.zeros(shape, dtype) for dtype in EDGE_DTYPES))
+
 
 H_NODES, H_EDGES, H_ROOT, H_SIMS, H_CHECKED = range(5)
 HDR_SIZE = 5
@@ -48,23 +88,23 @@ PLAYOUT_ROW = 2   # the work row a playout runs on (row 1 keeps the leaf)
 
 
 @leaf
-def _new_node(hdr, n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term,
-              side, key, turn):
+def _new_node(hdr, nodes, side, key, turn):
+    """A fresh, unexpanded node for a position of ``side`` to move, ``key`` and ``turn``."""
     i = hdr[H_NODES]
     hdr[H_NODES] = i + 1
-    n_first[i] = -1
-    n_count[i] = 0
-    n_visits[i] = 0
-    n_value[i] = 0.0
-    n_proven[i] = 0
-    n_side[i] = side
-    n_key[i] = key
-    n_turn[i] = turn
-    n_term[i] = 0
+    nodes.first[i] = -1
+    nodes.count[i] = 0
+    nodes.visits[i] = 0
+    nodes.value[i] = 0.0
+    nodes.proven[i] = 0
+    nodes.side[i] = side
+    nodes.key[i] = key
+    nodes.turn[i] = turn
+    nodes.terminal[i] = 0
     return i
 
 
-@helper
+@leaf
 def _expand(S, tb, at, row, node, hdr, nodes, edges, bufs, e0, value_scale, temperature):
     """Score row ``row``'s moves and fill ``node``'s edges, value and proof."""
     n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term = nodes
@@ -148,7 +188,7 @@ def _expand(S, tb, at, row, node, hdr, nodes, edges, bufs, e0, value_scale, temp
 def expand_uniform(S, tb, row, node, hdr, nodes, edges, acts):
     """Fill ``node``'s edges with row ``row``'s legal moves, all of the same prior (nothing
     scored: no proof, the value is left to the caller)."""
-    n_first, n_count = nodes[0], nodes[1]
+    n_first, n_count = nodes.first, nodes.count
     e_action, e_prior, e_child, e_n, e_w, e_lost = edges
     n = list_actions(S, tb, row, acts)
     base = hdr[H_EDGES]
@@ -171,8 +211,9 @@ def classify(tb, node, nodes, edges, acts, scores, n):
     any order): wins prove the node (the priors go to the winning moves), moves that lose at once
     and, outside Berserk, unsafe moves are lost (in Berserk: one virtual losing visit), a node
     whose every edge is lost is lost. Priors and values are otherwise the evaluator's."""
-    n_first, n_count, n_value, n_proven = nodes[0], nodes[1], nodes[3], nodes[4]
-    e_action, e_prior, e_n, e_w, e_lost = edges[0], edges[1], edges[3], edges[4], edges[5]
+    n_first, n_count, n_value, n_proven = nodes.first, nodes.count, nodes.value, nodes.proven
+    e_action, e_prior, e_n, e_w, e_lost = (edges.action, edges.prior, edges.visits, edges.value_sum,
+                                           edges.lost)
     base = n_first[node]
     cnt = n_count[node]
     berserk = tb.params[P_BERSERK] != 0
@@ -208,7 +249,7 @@ def classify(tb, node, nodes, edges, acts, scores, n):
     n_value[node] = -1.0
 
 
-@helper
+@leaf
 def playouts(S, tb, at, cfg, rng, bufs, side, e0, value_scale):
     """The mean result of ``cfg[C_ROLLOUTS]`` playouts from the leaf in row 1 for ``side``: at
     most ``cfg[C_MAX_TURNS]`` actions each (random, or the greedy agent's choice), on row
@@ -251,7 +292,7 @@ def playouts(S, tb, at, cfg, rng, bufs, side, e0, value_scale):
 @leaf
 def _known(nodes, x, side):
     """The exact value of node x for ``side`` (2.0: not known)."""
-    n_proven, n_side, n_term, n_value = nodes[4], nodes[5], nodes[8], nodes[3]
+    n_proven, n_side, n_term, n_value = nodes.proven, nodes.side, nodes.terminal, nodes.value
     if n_term[x]:
         v = n_value[x]
     elif n_proven[x] != 0:
@@ -263,8 +304,8 @@ def _known(nodes, x, side):
 
 @helper
 def _pick_edge(node, nodes, edges, c_puct):
-    n_first, n_count, n_visits, n_value = nodes[0], nodes[1], nodes[2], nodes[3]
-    e_prior, e_n, e_w, e_lost = edges[1], edges[3], edges[4], edges[5]
+    n_first, n_count, n_visits, n_value = nodes.first, nodes.count, nodes.visits, nodes.value
+    e_prior, e_n, e_w, e_lost = edges.prior, edges.visits, edges.value_sum, edges.lost
     base = n_first[node]
     cnt = n_count[node]
     all_lost = True
@@ -291,8 +332,8 @@ def _pick_edge(node, nodes, edges, c_puct):
 def _pick_uct(node, nodes, edges, c_uct, rng):
     """UCB1: an unvisited edge first (uniformly at random), else the highest
     ``Q + c_uct * sqrt(ln N / n)``; lost edges only when every edge is lost."""
-    n_first, n_count, n_visits = nodes[0], nodes[1], nodes[2]
-    e_n, e_w, e_lost = edges[3], edges[4], edges[5]
+    n_first, n_count, n_visits = nodes.first, nodes.count, nodes.visits
+    e_n, e_w, e_lost = edges.visits, edges.value_sum, edges.lost
     base = n_first[node]
     cnt = n_count[node]
     all_lost = True
@@ -361,9 +402,7 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
             child = e_child[e]
             step_row(S, tb, 1, e_action[e], info_of(bufs), scratch_of(bufs))   # one inlined step
             if child < 0:
-                child = _new_node(hdr, n_first, n_count, n_visits, n_value, n_proven, n_side,
-                                  n_key, n_turn, n_term, S[I_TO_MOVE][1], S[I_KEY][1],
-                                  S[I_TURN][1])
+                child = _new_node(hdr, nodes, S[I_TO_MOVE][1], S[I_KEY][1], S[I_TURN][1])
                 e_child[e] = child
                 if S[I_REASON][1] != RUNNING:
                     w = S[I_WINNER][1]
@@ -424,8 +463,8 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
 def prove_up(nodes, edges, path_nodes, path_edges, depth):
     """Push proofs up a path (as in :func:`search`): a winning edge proves its node won, a node
     whose every edge is lost is lost."""
-    n_first, n_count, n_proven, n_side = nodes[0], nodes[1], nodes[4], nodes[5]
-    e_child, e_lost = edges[2], edges[5]
+    n_first, n_count, n_proven, n_side = nodes.first, nodes.count, nodes.proven, nodes.side
+    e_child, e_lost = edges.child, edges.lost
     for i in range(depth - 1, -1, -1):
         x = path_nodes[i]
         e = path_edges[i]
@@ -466,8 +505,7 @@ def expand_root(S, tb, at, hdr, nodes, edges, bufs, e0, value_scale, temperature
     hdr[H_EDGES] = 0
     hdr[H_SIMS] = 0
     hdr[H_CHECKED] = -1
-    root = _new_node(hdr, nodes[0], nodes[1], nodes[2], nodes[3], nodes[4], nodes[5], nodes[6],
-                     nodes[7], nodes[8], S[I_TO_MOVE][0], S[I_KEY][0], S[I_TURN][0])
+    root = _new_node(hdr, nodes, S[I_TO_MOVE][0], S[I_KEY][0], S[I_TURN][0])
     hdr[H_ROOT] = root
     if prior == PRIOR_GREEDY:
         _expand(S, tb, at, 0, root, hdr, nodes, edges, bufs, e0, value_scale, temperature)
@@ -494,8 +532,9 @@ def check_root(S, tb, at, hdr, nodes, edges, bufs):
 def find_node(hdr, nodes, edges, key, turn, max_depth, stack_node, stack_idx):
     """The expanded node below the root (at most ``max_depth`` plies) whose position key and turn
     are ``key``/``turn``, or -1 (a depth-first search on the stack arrays)."""
-    n_first, n_count, n_key, n_turn, n_term = nodes[0], nodes[1], nodes[6], nodes[7], nodes[8]
-    e_child = edges[2]
+    n_first, n_count, n_key, n_turn, n_term = (nodes.first, nodes.count, nodes.key, nodes.turn,
+                                               nodes.terminal)
+    e_child = edges.child
     root = hdr[H_ROOT]
     if n_key[root] == key and n_turn[root] == turn and n_count[root] > 0:
         return root
@@ -525,7 +564,7 @@ def find_node(hdr, nodes, edges, key, turn, max_depth, stack_node, stack_idx):
 def best_action(hdr, nodes, edges):
     """The move to play at the root: a proven win if there is one, else the most visited edge
     that is not a proven loss (ties: higher mean value, then higher prior)."""
-    n_first, n_count, n_proven, n_side = nodes[0], nodes[1], nodes[4], nodes[5]
+    n_first, n_count, n_proven, n_side = nodes.first, nodes.count, nodes.proven, nodes.side
     e_action, e_prior, e_child, e_n, e_w, e_lost = edges
     root = hdr[H_ROOT]
     base = n_first[root]

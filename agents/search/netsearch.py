@@ -39,6 +39,8 @@ from .mcts import (
     H_NODES,
     H_ROOT,
     H_SIMS,
+    Edges,
+    Nodes,
     _known,
     _new_node,
     _pick_edge,
@@ -50,9 +52,11 @@ OK, FULL = 0, 1
 
 @leaf
 def _views(nodes, edges, g):
-    return ((nodes[0][g], nodes[1][g], nodes[2][g], nodes[3][g], nodes[4][g], nodes[5][g],
-             nodes[6][g], nodes[7][g], nodes[8][g]),
-            (edges[0][g], edges[1][g], edges[2][g], edges[3][g], edges[4][g], edges[5][g]))
+    """Game ``g``'s tree of a forest: its rows of the forest's node and edge arrays."""
+    return (Nodes(nodes.first[g], nodes.count[g], nodes.visits[g], nodes.value[g], nodes.proven[g],
+                  nodes.side[g], nodes.key[g], nodes.turn[g], nodes.terminal[g]),
+            Edges(edges.action[g], edges.prior[g], edges.child[g], edges.visits[g], edges.value_sum[g],
+                  edges.lost[g]))
 
 
 @kernel
@@ -71,7 +75,7 @@ def select_leaves(W, tb, hdr, nodes, edges, budget, leaves_per_tree, c_puct, L, 
     for g in range(hdr.shape[0]):
         nd, ed = _views(nodes, edges, g)
         n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term = nd
-        e_action, e_child, e_n, e_w = ed[0], ed[2], ed[3], ed[4]
+        e_action, e_child, e_n, e_w = ed.action, ed.child, ed.visits, ed.value_sum
         h = hdr[g]
         root = h[H_ROOT]
         r0 = 2 * g
@@ -102,9 +106,7 @@ def select_leaves(W, tb, hdr, nodes, edges, budget, leaves_per_tree, c_puct, L, 
                 step_row(W, tb, r1, e_action[e], info, scratch)
                 child = e_child[e]
                 if child < 0:
-                    child = _new_node(h, n_first, n_count, n_visits, n_value, n_proven, n_side,
-                                      n_key, n_turn, n_term, W[I_TO_MOVE][r1], W[I_KEY][r1],
-                                      W[I_TURN][r1])
+                    child = _new_node(h, nd, W[I_TO_MOVE][r1], W[I_KEY][r1], W[I_TURN][r1])
                     e_child[e] = child
                     if W[I_REASON][r1] != RUNNING:
                         w = W[I_WINNER][r1]
@@ -154,7 +156,7 @@ def expand_leaves(L, tb, hdr, nodes, edges, leaf_game, leaf_node, n_leaves, star
     ids, ``values[s]`` for its side to move), then back up the waiting walks. Returns the first
     leaf that found no room for its edges (the caller grows the forest and calls again from
     there, nothing half-done), or ``n_leaves`` when all is done."""
-    e_cap = edges[0].shape[1]
+    e_cap = edges.action.shape[1]
     for s in range(start, n_leaves):
         g = leaf_game[s]
         node = leaf_node[s]
@@ -164,28 +166,28 @@ def expand_leaves(L, tb, hdr, nodes, edges, leaf_game, leaf_node, n_leaves, star
         if base + n > e_cap:
             return s
         hdr[g, H_EDGES] = base + n
-        nd[0][node] = base
-        nd[1][node] = n
-        nd[3][node] = values[s]
+        nd.first[node] = base
+        nd.count[node] = n
+        nd.value[node] = values[s]
         for i in range(n):
             e = base + i
-            ed[0][e] = acts[i]
-            ed[1][e] = priors[s, acts[i]]
-            ed[2][e] = -1
-            ed[3][e] = 0
-            ed[4][e] = 0.0
-            ed[5][e] = 0
+            ed.action[e] = acts[i]
+            ed.prior[e] = priors[s, acts[i]]
+            ed.child[e] = -1
+            ed.visits[e] = 0
+            ed.value_sum[e] = 0.0
+            ed.lost[e] = 0
     for p in range(n_paths):
         g = path_game[p]
         nd, ed = _views(nodes, edges, g)
         node = leaf_node[path_slot[p]]
         value = values[path_slot[p]]
-        side = nd[5][node]
-        nd[2][node] += 1
+        side = nd.side[node]
+        nd.visits[node] += 1
         for i in range(path_depth[p]):
             x = path_nodes[p, i]
             e = path_edges[p, i]
-            ed[4][e] += (value if nd[5][x] == side else -value) + 1.0
+            ed.value_sum[e] += (value if nd.side[x] == side else -value) + 1.0
     return n_leaves
 
 
