@@ -55,6 +55,7 @@ def test_example_sizes_fit_about_a_minute():
     assert _kw(ppo, "batch_size") <= envs * n_steps
 
 
+@pytest.mark.slow   # a PPO update: training runs are the slow tier's
 def test_example_runs(tmp_path, monkeypatch, capsys):
     """The example as written, trained for one update instead of its full length."""
     code = _example()
