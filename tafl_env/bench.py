@@ -150,6 +150,44 @@ HISTORY_TITLE = ("# Benchmark history\n\nEvery recorded run of the scripts in `b
                  "the latest run of each benchmark is also in [RESULTS.md](RESULTS.md).\n")
 
 
+def cpu_model() -> str:
+    """The CPU model from /proc/cpuinfo (Linux), else what ``platform`` knows."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def machine_info(*packages: str) -> dict[str, str]:
+    """Date, platform, CPU, cores, Python and numpy versions, plus those of ``packages``."""
+    import datetime
+    import importlib
+    import os
+    import platform
+
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 0
+    info = {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cores": f"{os.cpu_count()} logical ({usable} usable by this process)",
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+    for name in packages:
+        info[name] = getattr(importlib.import_module(name), "__version__", "?")
+    return info
+
+
 def append_section(path, heading: str, info: dict[str, str], command: str, body: str,
                    notes: tuple[str, ...] = (), topic: str | None = None) -> None:
     """Write a dated run down in two files: in ``path`` (``RESULTS.md``, the current figures) it
