@@ -260,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
                         "engine has (rollouts, threads, reused mask buffers, compile times)")
     p.add_argument("--write", action="store_true", help=f"append the section to {DEFAULT_OUT.name}")
     p.add_argument("--heading", default="Compiled engine against the numpy engine",
-                   help="section heading in RESULTS.md (a run against an earlier compiled "
-                        "checkout gets its own)")
+                   help="the run's heading in HISTORY.md (a run against an earlier compiled "
+                        "checkout gets its own); RESULTS.md keeps one section, the latest run")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from tafl_env.bench import append_section, machine_info
@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                        + (f" --repeat {args.repeat}" if args.repeat > 1 else "")
                        + (f" --seconds {args.seconds:g}" if args.seconds != 2.0 else "")
                        + (f" --heading '{args.heading}'" if args.heading != p.get_default("heading") else ""),
-                       table, tuple(notes))
+                       table, tuple(notes), topic="Compiled engine, case by case (bench_compiled.py)")
     return 0
 
 

@@ -144,10 +144,10 @@ def format_table(results: list[dict]) -> str:
 
 # --- writing results down (shared by the scripts in benchmarks/) -------------------------------------
 
-RESULTS_TITLE = ("# Benchmark results\n\nMeasured with the scripts in `benchmarks/`. **Current figures** holds "
-                 "each benchmark's latest run (machine, date, command); **History** below it keeps every "
-                 "run, newest last.\n")
-CURRENT, HISTORY = "## Current figures", "## History"
+RESULTS_TITLE = ("# Benchmark results\n\nThe current figures: the latest run of each benchmark, one `##` "
+                 "section per benchmark; every run is in [HISTORY.md](HISTORY.md), newest first.\n")
+HISTORY_TITLE = ("# Benchmark history\n\nEvery recorded run of the scripts in `benchmarks/`, **newest first**; "
+                 "the latest run of each benchmark is also in [RESULTS.md](RESULTS.md).\n")
 
 
 def cpu_model() -> str:
@@ -189,24 +189,51 @@ def machine_info(*packages: str) -> dict[str, str]:
 
 
 def append_section(path, heading: str, info: dict[str, str], command: str, body: str,
-                   notes: tuple[str, ...] = ()) -> None:
-    """Write a dated run to ``path``: it replaces the run of the same ``heading`` under
-    *Current figures* and is appended to *History*."""
+                   notes: tuple[str, ...] = (), topic: str | None = None) -> None:
+    """Write a dated run down in two files: in ``path`` (``RESULTS.md``, the current figures) it
+    replaces the section ``## <topic>`` (``topic`` defaults to ``heading``), or becomes a new section
+    at the end; in ``HISTORY.md`` beside it, it goes on top as ``### <heading>, <date>``.
+
+    A ``topic`` keeps one section for a benchmark whose runs carry headings of their own (each run
+    of ``bench_compiled.py`` names the tree it compares against).
+
+        >>> import tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> for n in (1, 2):
+        ...     append_section(d / "RESULTS.md", f"Run {n}", {"date": f"day {n}"}, "cmd", "| x |", topic="T")
+        >>> print((d / "RESULTS.md").read_text().split("## ", 1)[1])
+        T
+        <BLANKLINE>
+        - run: Run 2
+        - date: day 2
+        - command: `cmd`
+        <BLANKLINE>
+        | x |
+        <BLANKLINE>
+        >>> [line for line in (d / "HISTORY.md").read_text().splitlines() if line.startswith("###")]
+        ['### Run 2, day 2', '### Run 1, day 1']
+    """
     from pathlib import Path
 
     path = Path(path)
+    topic = topic or heading
     details = [f"- {key}: {value}" for key, value in info.items() if key != "date"]
     details += [f"- command: `{command}`"] + [f"- {note}" for note in notes]
-    current = "\n".join([f"### {heading}", "", f"- date: {info['date']}", *details, "", body, ""])
-    history = "\n".join([f"### {heading}, {info['date']}", "", *details, "", body, ""])
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if CURRENT not in text or HISTORY not in text:   # a new file, or one from before this layout
-        old = text.split("\n", 1)[1] if text.startswith("# ") else text
-        text = f"{RESULTS_TITLE}\n{CURRENT}\n\n{HISTORY}\n{old}"
-    head, rest = text.split(CURRENT, 1)
-    block, tail = rest.split(HISTORY, 1)
-    runs = [r for r in block.split("\n### ") if r.strip()]
-    runs = [r if r.startswith("### ") else "### " + r for r in runs]
-    runs = [r for r in runs if r.split("\n", 1)[0] != f"### {heading}"] + [current]
-    block = "\n\n" + "\n".join(r.rstrip("\n") + "\n" for r in runs) + "\n"
-    path.write_text(f"{head}{CURRENT}{block}{HISTORY}{tail.rstrip()}\n\n{history}", encoding="utf-8")
+    run = [f"- run: {heading}"] if heading != topic else []
+    current = "\n".join([f"## {topic}", "", *run, f"- date: {info['date']}", *details, "", body, ""])
+    text = path.read_text(encoding="utf-8") if path.exists() else RESULTS_TITLE
+    head, *sections = ("\n" + text).split("\n## ")
+    sections = ["## " + s.strip("\n") + "\n" for s in sections]
+    found = [i for i, s in enumerate(sections) if s.split("\n", 1)[0] == f"## {topic}"]
+    if found:
+        sections[found[0]] = current
+    else:
+        sections.append(current)
+    path.write_text(head.strip("\n") + "\n\n" + "\n".join(sections), encoding="utf-8")
+
+    history_path = path.with_name("HISTORY.md")
+    entry = "\n".join([f"### {heading}, {info['date']}", "", *details, "", body, ""])
+    old = history_path.read_text(encoding="utf-8") if history_path.exists() else HISTORY_TITLE
+    intro, sep, runs = old.partition("\n### ")
+    history_path.write_text(intro.rstrip("\n") + "\n\n" + entry + ("\n### " + runs if sep else ""),
+                            encoding="utf-8")

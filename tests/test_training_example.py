@@ -1,6 +1,7 @@
-"""The README's Python training example (section "Training a policy") stays quick and shows progress:
-its sizes are checked, and its code runs as written at the size of one PPO update (issue 12: the
-former example, 64 envs x SB3's default n_steps=2048, ran over 15 minutes without a line of output)."""
+"""The Python training example of docs/training.md (section "Training from Python") stays quick and
+shows progress: its sizes are checked, and its code runs as written at the size of one PPO update
+(issue 12: the former example, 64 envs x SB3's default n_steps=2048, ran over 15 minutes without a
+line of output). Its full length runs in the slow tier (tests/test_docs.py)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "training.md"
 
 
 def _example() -> str:
-    text = README.read_text()
-    section = text.split("\n## Training a policy", 1)[1].split("\n## ", 1)[0]
-    blocks = [b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "MaskablePPO(" in b]
-    assert len(blocks) == 1, "one Python MaskablePPO example in 'Training a policy'"
+    text = PAGE.read_text()
+    section = text.split("\n## Training from Python", 1)[1].split("\n## ", 1)[0]
+    blocks = [b for b in re.findall(r"```python(?: slow)?\n(.*?)```", section, re.S) if "MaskablePPO(" in b]
+    assert len(blocks) == 1, "one Python MaskablePPO example in 'Training from Python'"
     return blocks[0]
 
 
@@ -40,7 +41,7 @@ def _kw(call: ast.Call, name: str):
     return None
 
 
-def test_readme_example_sizes_fit_about_a_minute():
+def test_example_sizes_fit_about_a_minute():
     calls = _calls(_example())
     envs = _kw(calls["TaflSB3VecEnv"], "num_envs")
     ppo = calls["MaskablePPO"]
@@ -54,7 +55,8 @@ def test_readme_example_sizes_fit_about_a_minute():
     assert _kw(ppo, "batch_size") <= envs * n_steps
 
 
-def test_readme_example_runs(tmp_path, monkeypatch, capsys):
+@pytest.mark.slow   # a PPO update: training runs are the slow tier's
+def test_example_runs(tmp_path, monkeypatch, capsys):
     """The example as written, trained for one update instead of its full length."""
     code = _example()
     calls = _calls(code)
@@ -63,7 +65,7 @@ def test_readme_example_runs(tmp_path, monkeypatch, capsys):
     assert n == 1
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))    # SB3's default logger makes a folder there
-    exec(compile(short, "README.md (Training a policy)", "exec"), {"__name__": "__readme__"})
+    exec(compile(short, "docs/training.md (Training from Python)", "exec"), {"__name__": "__docs_training__"})
     out = capsys.readouterr().out
     assert "total_timesteps" in out and "fps" in out      # the progress table (verbose=1)
     saved = list(tmp_path.glob("*.zip"))
