@@ -25,6 +25,8 @@ import numpy as np
 
 from tafl_env.engine import Engine, State
 
+from .errors import AgentsError
+
 _REGISTRY: dict[str, Callable[..., "Agent"]] = {}
 
 
@@ -67,7 +69,7 @@ class Agent:
         return f"{type(self).__name__}({self.name!r})"
 
 
-class AgentSpecError(ValueError):
+class AgentSpecError(AgentsError):
     """An agent cannot be built from its spec: not a string, an unknown kind, an argument the kind
     does not take or cannot read, a missing file."""
 

@@ -18,6 +18,8 @@ from tafl_env.cli import (PROG, CommandError, add_json_flag, add_rule_options, a
 from tafl_env.extras import require
 from tafl_env.rules import SIDES
 
+from .errors import AgentsError
+
 __all__ = ["add_eval", "add_train", "add_play"]
 
 
@@ -30,9 +32,7 @@ CONFIG_OUT = object()
 
 def cmd_eval(args: argparse.Namespace) -> int:
     require("eval", f"{PROG} eval")
-    from .base import AgentSpecError
-    from .config import ConfigError
-    from .evaluation.report import OutputDirError, check_output_dir, format_report, fresh_run_dir, summary_line
+    from .evaluation.report import check_output_dir, format_report, fresh_run_dir, summary_line
     from .evaluation.tournament import load_tournament_config, run_tournament, select_agents
 
     if isinstance(args.out, str) and not args.out.strip():
@@ -63,7 +63,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             result = run_tournament_ray(config, out_dir=out, address=address, progress=not args.no_progress)
         else:
             result = run_tournament(config, out_dir=out, progress=not args.no_progress)
-    except (ConfigError, AgentSpecError, OutputDirError) as exc:
+    except AgentsError as exc:
         raise CommandError(str(exc)) from None
     if "ray" in result:
         print(f"games played as Ray tasks on {result['ray']['address']} ({result['ray']['cpus']:g} CPUs)")
@@ -76,11 +76,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     require("train", f"{PROG} train")
-    from .config import ConfigError
 
     try:
         config = _load_train_config(args.config)
-    except ConfigError as exc:
+    except AgentsError as exc:
         raise CommandError(str(exc)) from None
     if config.get("backend") == "rllib":
         return _train_rllib(args, config)
@@ -95,7 +94,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                         seed=args.seed, progress=False if args.no_progress else None,
                         final_eval=not args.no_eval,
                         command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
-    except ConfigError as exc:
+    except AgentsError as exc:
         raise CommandError(str(exc)) from None
     except FileNotFoundError as exc:
         raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None
@@ -122,7 +121,6 @@ def _load_train_config(path: str) -> dict:
 
 
 def _train_rllib(args: argparse.Namespace, config: dict) -> int:
-    from .config import ConfigError
     from .rllib.trainer import format_summary, train_rllib
 
     try:
@@ -130,7 +128,7 @@ def _train_rllib(args: argparse.Namespace, config: dict) -> int:
                               seed=args.seed, progress=False if args.no_progress else None,
                               final_eval=not args.no_eval, address=args.address, max_minutes=args.max_minutes,
                               command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
-    except ConfigError as exc:
+    except AgentsError as exc:
         raise CommandError(str(exc)) from None
     except FileNotFoundError as exc:
         raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None

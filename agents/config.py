@@ -23,11 +23,13 @@ from typing import Any, Callable, Mapping
 
 from tafl_env.extras import require
 
+from .errors import AgentsError
+
 __all__ = ["ConfigError", "FieldSpec", "check_schema", "read_yaml_config", "apply_overrides",
            "check_seed", "check_rule_options"]
 
 
-class ConfigError(ValueError):
+class ConfigError(AgentsError):
     """A bad config; ``field`` names the offending field."""
 
     def __init__(self, field: str, message: str, source: str = "tournament config"):

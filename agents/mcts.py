@@ -55,7 +55,11 @@ are not compacted: this bounds a game's memory).
 always runs). The time is per move of each game, as a player's clock counts it: a call on a batch
 of B games takes about B times ``seconds`` (the network search, which searches all trees at once,
 has B times ``seconds`` for the batch), so a time budget means the same in a tournament's batched
-games as in one game.
+games as in one game. Either budget is bounded: at most :data:`MAX_SIMULATIONS` simulations a move
+(a time budget stops there too, so a tree's memory is bounded) and :data:`MAX_SECONDS` a move; a
+budget beyond them, ``inf`` or ``nan`` is refused when the agent is built, as is a tree that would
+not fit the memory available. The search runs in slices of at most :data:`SLICE` simulations, so
+Ctrl-C stops it within a fraction of a second.
 
 **The move played**: a winning move if the root is proven won, else the most visited edge that is
 not a proven loss (ties: higher mean value, then higher prior).

@@ -371,11 +371,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from .bench import bench_engine
     from .engine._jit import PARALLEL_MIN_BATCH
+    from .engine.core import MAX_BATCH
 
     variants = args.variants or list(VARIANTS)
     options = parse_options(args.option)
     for v in variants:
         make_rules(v, **options)  # every id and option is checked before anything runs
+    for b in args.batch:
+        if b > MAX_BATCH:
+            raise CommandError(f"--batch {b} is more games than a batch holds (at most {MAX_BATCH})")
     results = []
     if not args.json:
         print(f"{'variant':<24} {'batch':>6} {'threads':>7} {'steps/s':>14} {'per CPU-s':>14} {'peak MiB':>9}")

@@ -100,8 +100,8 @@ class Outcome:
 
 
 ILLEGAL_ACTION_RULES = ("raise", "lose")
-"""What a front end does with an illegal action (RULES §7): ``"raise"`` (the engine, ``Game``,
-``raw_env``, the vector envs: :class:`~tafl_env.errors.IllegalMoveError`, nothing changed) or
+"""What a front end does with an illegal action (RULES §7): ``"raise"`` (``raw_env`` and the vector
+envs, as the engine and ``Game`` do: :class:`~tafl_env.errors.IllegalMoveError`, nothing changed) or
 ``"lose"`` (``env()``, the single-agent env, RLlib's env: the game ends as a loss for its player)."""
 
 

@@ -407,3 +407,37 @@ def test_unpickle_policy_is_the_explicit_opt_in(tmp_path):
         make_agent(f"unpickle-policy:{path}")
     assert marker.exists()               # it did what its name says
     assert make_agent(f"unpickle-policy:{SHIPPED_ARD_RI}").model is not None
+
+
+def test_bench_refuses_a_batch_beyond_the_engines_limit(capsys):
+    one_line(capsys, "bench", "legacy_ard_ri", "--batch", "99999999999", "--seconds", "0",
+             words=["--batch 99999999999"])
+
+
+def test_eval_games_beyond_the_bound(capsys, tmp_path):
+    import yaml
+
+    config = tmp_path / "t.yaml"
+    config.write_text(yaml.safe_dump(TOURNAMENT))
+    one_line(capsys, "eval", "--config", config, "--out", tmp_path / "out", "--games", "1000000000000",
+             words=["--games", "1000000000000"])
+    assert not (tmp_path / "out").exists()
+
+
+def test_train_rollout_beyond_memory(capsys, tmp_path, monkeypatch):
+    import tafl_env.memory
+
+    monkeypatch.setattr(tafl_env.memory, "available_bytes", lambda: 2**30)
+    text = (ROOT / "configs/train/legacy_ard_ri.yaml").read_text(encoding="utf-8")
+    config = tmp_path / "t.yaml"
+    config.write_text(text.replace("\nn_steps:", "\n# n_steps:") + "\nn_steps: 10000000\n")
+    one_line(capsys, "train", "--config", config, "--out", tmp_path / "out", words=["n_steps", "GiB"])
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow      # loads Ray
+def test_rllib_checkpoint_of_another_board_is_one_line(capfd):
+    checkpoint = ROOT / "results/training/legacy_ard_ri_rllib/final"
+    code = main(["play", "historical_tablut", "--vs", f"rllib:{checkpoint}"])
+    out, err = capfd.readouterr()
+    assert code == 2 and len(err.splitlines()) == 1 and "7x7" in err, err

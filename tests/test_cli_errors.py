@@ -246,7 +246,7 @@ def test_eval_output_mistakes_stop_before_playing(work, tmp_path):
     one_line_error(tafl("eval", "--config", cfg, "--out", afile, cwd=work), "existing file")
     one_line_error(tafl("eval", "--config", cfg, "--out", afile / "sub", cwd=work), "is a file")
     one_line_error(tafl("eval", "--config", cfg, "--out", "", cwd=work), "--out", "empty")
-    one_line_error(tafl("eval", "--config", cfg, "--seed", "-1", cwd=work), "--seed", ">= 0", "-1")
+    one_line_error(tafl("eval", "--config", cfg, "--seed", "-1", cwd=work), "--seed", "from 0", "-1")
     one_line_error(tafl("eval", "--config", cfg, "--games", "3", cwd=work), "--games", "even")
     one_line_error(tafl("eval", "--config", cfg, "--agents", "a", "zed", cwd=work), "--agents", "zed")
     assert afile.read_text() == "keep me"

@@ -19,6 +19,7 @@ import numpy as np
 
 from tafl_env.rules import RuleSet
 
+from ..errors import AgentsError
 from .gif import export_gif
 
 __all__ = ["GAME_COLUMNS", "OutputDirError", "check_output_dir", "fresh_run_dir", "replay_command",
@@ -28,7 +29,7 @@ RUNS_DIR = Path("runs") / "tournaments"
 """Where ``tafl eval`` writes a run unless told otherwise: ``runs/tournaments/<variant>/<time>``."""
 
 
-class OutputDirError(ValueError):
+class OutputDirError(AgentsError):
     """The output directory cannot take the results (a file, unwritable, or holding results)."""
 
 

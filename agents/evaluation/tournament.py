@@ -69,6 +69,9 @@ def _agents_check(value: Mapping) -> str | None:
     return None
 
 
+MAX_GAMES_PER_PAIR = 1_000_000
+"""The most games a pair of agents plays (and the largest batch): a finite bound on the job."""
+
 TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
     "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)",
                          lambda v: None if v in VARIANTS else f"unknown variant {v!r}; one of {', '.join(VARIANTS)}"),
@@ -78,7 +81,8 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
                         _agents_check),
     "games_per_pair": FieldSpec((int,), True, None,
                                 "games per pair of agents, half with each agent attacking (even, >= 2)",
-                                lambda v: None if v >= 2 and v % 2 == 0 else f"must be an even int >= 2, got {v}"),
+                                lambda v: None if 2 <= v <= MAX_GAMES_PER_PAIR and v % 2 == 0
+                                else f"must be an even int from 2 to {MAX_GAMES_PER_PAIR}, got {v}"),
     "seed": FieldSpec((int,), False, 0, "base seed; each pairing leg's seed is derived from it", check_seed),
     "max_turns": FieldSpec((int, type(None)), False, None,
                            "move cap in turns (a game reaching it is a truncated draw); null: the variant's default",
@@ -97,7 +101,8 @@ TOURNAMENT_SCHEMA: dict[str, FieldSpec] = {
                      lambda v: None if v > 0 else f"must be > 0, got {v}"),
     "batch_size": FieldSpec((int, type(None)), False, None,
                             "games played at once per leg; null: all of the leg's games in one batch",
-                            lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
+                            lambda v: None if v is None or 1 <= v <= MAX_GAMES_PER_PAIR
+                            else f"must be from 1 to {MAX_GAMES_PER_PAIR} or null, got {v}"),
     "bootstrap": FieldSpec((int,), False, DEFAULT_BOOTSTRAP,
                            "rating intervals: 0 for none, else 95% profile-likelihood intervals (the "
                            "number once counted bootstrap replicates; the intervals no longer resample)",

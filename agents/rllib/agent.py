@@ -17,7 +17,10 @@ their files; load only checkpoints from your own runs or a source you trust.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,21 @@ def find_module_dir(path: str | Path) -> tuple[Path, dict[str, Any]]:
                          f"OUT/final or OUT/checkpoints/step_T written by tafl train with backend: rllib)")
 
 
+@contextlib.contextmanager
+def _quiet_ray():
+    """Ray's own warnings (deprecations of its module API) silenced while a module loads: the user
+    sees one line, the module's or the error's, not Ray's notes about its internals."""
+    ray_logger = logging.getLogger("ray")
+    level = ray_logger.level
+    ray_logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        ray_logger.setLevel(level)
+
+
 class ModuleAgent(Agent):
     """An agent acting with a :class:`~agents.rllib.module.TaflMaskedRLModule` held in memory."""
 
@@ -100,7 +118,8 @@ class RLlibAgent(ModuleAgent):
         from ray.rllib.core.rl_module.rl_module import RLModule
 
         try:
-            module = RLModule.from_checkpoint(str(module_dir.resolve()))   # pyarrow wants an absolute path
+            with _quiet_ray():
+                module = RLModule.from_checkpoint(str(module_dir.resolve()))   # pyarrow wants an absolute path
         except Exception as exc:
             raise AgentSpecError(f"RLlib checkpoint {path}: cannot load the module: "
                                  f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from None

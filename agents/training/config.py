@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from tafl_env.memory import fits
+from tafl_env.observation import NUM_PLANES
 from tafl_env.rules import VARIANTS, make_rules
 
 from ..config import ConfigError, FieldSpec, check_rule_options, check_schema, check_seed, read_yaml_config
@@ -27,6 +29,11 @@ def _nonneg(v):
 
 def _unit(v):
     return None if 0 <= v <= 1 else f"must lie in [0, 1], got {v}"
+
+
+def _between(low, high):
+    """A range check: ``low <= v <= high`` (a network far beyond these sizes would not fit)."""
+    return lambda v: None if low <= v <= high else f"must be from {low} to {high}, got {v}"
 
 
 def _opponents_check(v):
@@ -83,10 +90,10 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                                       "minibatch size of the warm start (null: batch_size)",
                                       lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
     # the network
-    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _pos),
-    "blocks": FieldSpec((int,), False, 3, "residual blocks of the trunk", _nonneg),
-    "value_hidden": FieldSpec((int,), False, 64, "units of the value MLP", _pos),
-    "torch_threads": FieldSpec((int,), False, 2, "torch CPU threads", _pos),
+    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _between(1, 1024)),
+    "blocks": FieldSpec((int,), False, 3, "residual blocks of the trunk", _between(0, 64)),
+    "value_hidden": FieldSpec((int,), False, 64, "units of the value MLP", _between(1, 4096)),
+    "torch_threads": FieldSpec((int,), False, 2, "torch CPU threads", _between(1, 1024)),
     # PPO
     "learning_rate": FieldSpec((int, float), False, 3e-4, "Adam learning rate",
                                lambda v: None if 0 < v <= 1 else f"must lie in (0, 1], got {v}"),
@@ -141,12 +148,24 @@ def validate_train_config(raw: Any, source: str = "train config") -> dict[str, A
         raise ConfigError("batch_size", f"{out['batch_size']} is larger than a rollout "
                                         f"({n_envs} envs x {out['n_steps']} steps)", source)
     try:
-        rules_of(out)
+        rules = rules_of(out)
     except ValueError as exc:
         raise ConfigError("options", str(exc), source) from None
+    try:
+        fits(rollout_bytes(rules, n_envs, out["n_steps"]),
+             f"a rollout of {n_envs} envs x {out['n_steps']} steps")
+    except ValueError as exc:
+        raise ConfigError("n_steps", str(exc), source) from None
     if out["output_dir"] is None:
         out["output_dir"] = f"runs/{out['variant']}"
     return out
+
+
+def rollout_bytes(rules, n_envs: int, n_steps: int) -> int:
+    """About what PPO's rollout buffer holds: per env and step an observation (float32 planes), an
+    action mask and a few numbers."""
+    n, planes = rules.board_size, NUM_PLANES
+    return n_envs * n_steps * (4 * n * n * planes + rules.num_actions + 64)
 
 
 def load_train_config(path: str | os.PathLike) -> dict[str, Any]:
