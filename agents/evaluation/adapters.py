@@ -192,6 +192,8 @@ class GuardedAgent(Agent):
             return self.inner.check_rules(rules)
         except AgentError:
             raise
+        except AgentSpecError as exc:      # its message names the agent already
+            raise AgentError(" ".join(str(exc).split())) from None
         except Exception as exc:
             raise AgentError(f"agent {self.label} cannot play {rules.name}: {_one_line(exc)}") from None
 
@@ -214,7 +216,6 @@ class GuardedAgent(Agent):
             bad = live[~legal]
         if len(bad):
             g, a = int(bad[0]), int(actions[bad[0]])
-            why = (engine.explain_illegal(state, g, a) if 0 <= a < engine.num_actions
-                   else f"not an action id of {engine.rules.name} (0 … {engine.num_actions - 1})")
+            why = engine.explain_illegal(state, g, a)
             raise AgentError(f"agent {self.label} played an illegal move in {engine.rules.name}: action {a} ({why})")
         return actions

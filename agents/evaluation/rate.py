@@ -82,6 +82,9 @@ class Rating:
     sprt: dict[str, Any] | None = None
     time_per_move: float | None = None
     anchors: dict[str, Any] = field(default_factory=dict)
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """Every game: ``attacker``, ``defender`` (``"rated"`` or an anchor), ``opening``, ``block``,
+    ``result``, ``reason``, ``turns``."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -316,4 +319,6 @@ def rate(agent: Any, variant: str, *, games: int = 400, target_ci: float | None 
                   defender=sides["defender"], opponents=opponents, stopped=stopped, seed=seed,
                   seconds=round(time.perf_counter() - t0, 1), sprt=sprt_state, time_per_move=time_per_move,
                   anchors={"pin": f"{PIN[0]} = {PIN[1]:g}", "side_advantage": h, "built": table.get("built"),
-                           "target_met": table.get("target_met"), "note": note})
+                           "target_met": table.get("target_met"), "note": note},
+                  records=[{k: g[k] for k in ("attacker", "defender", "opening", "block", "result", "reason", "turns")}
+                           for g in rows])

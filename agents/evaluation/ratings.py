@@ -106,6 +106,10 @@ def fit_bradley_terry(attackers: Sequence[int], defenders: Sequence[int], scores
     return _fit_cells(i, j, n, s, k, side_advantage, prior_sd, max_iter, tol)
 
 
+MAX_STEP = 4.0
+"""The longest Newton step, in logits (about 700 Elo), of :meth:`_Model.maximise`."""
+
+
 def _lam(prior_sd) -> float:
     return 0.0 if prior_sd is None or not np.isfinite(prior_sd) else (ELO_SCALE / prior_sd) ** 2
 
@@ -157,13 +161,16 @@ class _Model:
                 delta = np.linalg.lstsq(kkt, rhs, rcond=None)[0][: self.dim]
             else:
                 delta = np.linalg.solve(neg_hess, grad)
-            t = 1.0
+            # a Newton step from far off (a flat tail of the likelihood) can be huge: cap its length
+            t = min(1.0, MAX_STEP / max(float(np.max(np.abs(delta))), 1e-300))
             while True:
                 cand = x + t * delta
                 fc = self.value(cand)
                 if fc >= f - 1e-12 or t < 1e-6:
                     break
                 t *= 0.5
+            if fc < f - 1e-12:      # no step improves: x is the maximum to working precision
+                break
             x, f_old, f = cand, f, fc
             if np.max(np.abs(t * delta)) < tol or abs(f - f_old) < tol * max(1.0, abs(f)):
                 break
