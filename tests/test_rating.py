@@ -260,8 +260,8 @@ def test_the_anchor_build_resumes_and_matches_a_fresh_build(tmp_path):
 
 def test_the_schedule_plays_neighbours_most():
     names = list(ANCHORS[VARIANT])
-    counts = Counter(p for r in range(4) for p in schedule(names, r))
-    assert counts[(names[0], names[1])] == 4 and counts[(names[0], names[2])] == 2 and counts[(names[0], names[5])] == 1
+    counts = Counter(p for r in range(8) for p in schedule(names, r))
+    assert counts[(names[0], names[1])] == 8 and counts[(names[0], names[2])] == 4 and counts[(names[0], names[5])] == 1
 
 
 # --- the command ----------------------------------------------------------------------------
