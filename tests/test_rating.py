@@ -305,3 +305,30 @@ def test_the_shipped_anchor_files_are_well_formed():
         assert sorted(names) == sorted(ANCHORS[variant]) and data["pin"]["name"] == "greedy"
         assert {a["spec"] for a in data["anchors"]} == set(ANCHORS[variant].values())
         assert all(a["low"] <= a["rating"] <= a["high"] for a in data["anchors"])
+
+
+@pytest.mark.slow
+def test_ray_gives_the_same_games():
+    pytest.importorskip("ray")
+    local = rate("greedy", VARIANT, anchors=GREEDY_LADDER, games=32, seed=7)
+    on_ray = rate("greedy", VARIANT, anchors=GREEDY_LADDER, games=32, seed=7, ray=True)
+    assert local.records == on_ray.records and local.elo == on_ray.elo
+
+
+# --- the leaderboard ------------------------------------------------------------------------
+
+def test_a_leaderboard_line_is_added_and_replaced(tmp_path, capsys):
+    from agents.evaluation.leaderboard import add_entry
+    from tafl_env.cli import main
+
+    board = tmp_path / "leaderboard.json"
+    r = rate("greedy", VARIANT, anchors=GREEDY_LADDER, games=16, seed=1)
+    add_entry(r, "my-greedy", spec="greedy", path=board)
+    add_entry(r, "my-greedy", spec="greedy", path=board)
+    data = json.loads(board.read_text())
+    line = data["variants"][VARIANT]["my-greedy"]
+    assert len(data["variants"][VARIANT]) == 1 and line["games"] == 16 and line["spec"] == "greedy"
+    assert line["command"].startswith("tafl rate greedy --variant legacy_ard_ri --seed 1")
+    md = board.with_suffix(".md").read_text()
+    assert f"## {VARIANT}" in md and "| my-greedy | `greedy` |" in md
+    assert not list(tmp_path.glob(".*.tmp"))
