@@ -350,7 +350,7 @@ def _not_built(args: argparse.Namespace) -> int:
     raise CommandError(f"'{PROG} {args.command}' is being built on a branch and is not in this tree yet")
 
 
-def _non_negative_float(text: str) -> float:
+def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -410,11 +410,11 @@ def add_rate(sub) -> None:
     p.add_argument("--variant", required=True, metavar="VARIANT", help="the variant (tafl variants)")
     p.add_argument("--games", type=positive_int, default=400, metavar="N",
                    help="the most games to play (default 400; rounded up to whole game pairs of a block)")
-    p.add_argument("--target-ci", type=_non_negative_float, metavar="ELO",
+    p.add_argument("--target-ci", type=_positive_float, metavar="ELO",
                    help="stop once the 95%% interval is within +-ELO")
     p.add_argument("--sprt", type=float, nargs=2, metavar=("ELO0", "ELO1"),
                    help="stop when the SPRT (alpha = beta = 0.05) accepts H0: Elo = ELO0 or H1: Elo = ELO1")
-    p.add_argument("--time-per-move", type=_non_negative_float, metavar="T",
+    p.add_argument("--time-per-move", type=_positive_float, metavar="T",
                    help="a searching AGENT (mcts:...) gets T seconds a move instead of its simulations "
                         "(the anchors keep their simulation budgets; their time per move is in the anchor file)")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="worker processes (default 1)")

@@ -180,8 +180,8 @@ class GuardedAgent(Agent):
 
             try:
                 self._inner = _agent(self.source, "rated")
-            except AgentSpecError as exc:
-                raise AgentError(f"agent {self.label}: {exc}") from None
+            except AgentSpecError as exc:       # its message names the spec already
+                raise AgentError(" ".join(str(exc).split())) from None
         return self._inner
 
     def reset(self, seed: int | None = None) -> None:

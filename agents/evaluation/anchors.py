@@ -47,7 +47,7 @@ from typing import Any
 
 from tafl_env.rules import VARIANTS, make_rules
 
-from .matches import Chunk, ChunkResult, chunk_seed, run_chunks
+from .matches import Chunk, ChunkResult, ChunkRunner, chunk_seed
 from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
 from .ratings import elo_ratings
 
@@ -89,7 +89,7 @@ def load_anchors(variant: str, path: str | os.PathLike | None = None) -> dict[st
 
     >>> a = load_anchors("legacy_ard_ri")
     >>> a["pin"], sorted(x["name"] for x in a["anchors"])[:2]
-    ({'name': 'greedy', 'rating': 1000.0}, ['greedy', 'mcts100'])
+    ({'name': 'greedy', 'rating': 1000.0}, ['greedy', 'mcts10'])
     """
     file = Path(path) if path is not None else anchors_path(variant)
     if not file.is_file():
@@ -231,7 +231,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
     played_now = 0
     stopped = "target"
     round_ = 0
-    with path.open("a", encoding="utf-8") as log:
+    with path.open("a", encoding="utf-8") as log, ChunkRunner(rules, jobs) as runner:
         def record(res: ChunkResult) -> None:
             nonlocal played_now
             c = res.chunk
@@ -258,7 +258,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                     if deadline is not None and time.monotonic() >= deadline:
                         stopped = "time"
                         break
-                    run_chunks(rules, todo[start:start + max(1, jobs)], jobs=jobs, on_done=record)
+                    runner.run(todo[start:start + max(1, jobs)], on_done=record)
                 if stopped == "time":
                     break
             round_ += 1

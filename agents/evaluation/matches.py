@@ -6,7 +6,7 @@ batched engine state (:func:`agents.evaluation.play.play_games`). Every chunk ha
 from the run's seed, the two players' names, the side and the block (:func:`chunk_seed`), and
 both agents are reset from it before the chunk's first move, so a chunk's games depend on nothing
 played before it, or elsewhere: the same seed gives the same games whether the chunks run one
-after the other here, in ``jobs`` worker processes or as Ray tasks (:func:`run_chunks`).
+after the other here, in ``jobs`` worker processes or as Ray tasks (:class:`ChunkRunner`).
 
 The player of a chunk is an agent spec (built once per process, reset from each chunk's seed) or
 an agent object: a fresh pickled copy of it plays each chunk, here as in a worker (an object that
@@ -25,7 +25,7 @@ import numpy as np
 
 from ..base import Agent
 
-__all__ = ["Chunk", "ChunkResult", "chunk_seed", "play_chunk", "run_chunks"]
+__all__ = ["Chunk", "ChunkResult", "ChunkRunner", "chunk_seed", "play_chunk", "run_chunks"]
 
 
 def chunk_seed(seed: int, attacker: str, defender: str, block: int) -> int:
@@ -118,63 +118,90 @@ def check_picklable(agent: Any, label: str) -> None:
                          "give it as an agent spec") from None
 
 
-def run_chunks(rules, chunks: Sequence[Chunk], *, jobs: int = 1, ray: bool = False,
-               on_done: Callable[[ChunkResult], Any] | None = None) -> list[ChunkResult]:
-    """Play ``chunks`` here (``jobs == 1``), in ``jobs`` worker processes, or as Ray tasks (Ray
-    initialised by the caller: :func:`agents.rllib.cluster.ray_session`); the results in the order
-    of ``chunks`` whatever order they finish in. ``on_done`` is called as each chunk finishes.
-
-    The first error in a chunk stops the run (pending chunks are cancelled) and is raised here.
+class ChunkRunner:
+    """Plays chunks here (``jobs == 1``), in ``jobs`` worker processes kept for the runner's life (so
+    their built agents and compiled kernels serve every round), or as Ray tasks (``ray=True``; Ray
+    initialised by the caller: :func:`agents.rllib.cluster.ray_session`). A context manager.
     """
-    chunks = list(chunks)
-    done: dict[int, ChunkResult] = {}
-    if ray:
-        import ray as _ray
 
-        task = _ray.remote(num_cpus=1)(_play_pickled)
-        rules_ref = _ray.put(rules)
-        refs = {task.remote(rules_ref, pickle.dumps(c)): k for k, c in enumerate(chunks)}
-        pending = list(refs)
-        try:
-            while pending:
-                ready, pending = _ray.wait(pending, num_returns=1)
-                for ref in ready:
-                    res = _ray.get(ref)
-                    done[refs[ref]] = res
-                    if on_done:
-                        on_done(res)
-        except BaseException:
-            for ref in pending:
-                _ray.cancel(ref, force=True)
-            raise
-    elif jobs > 1 and len(chunks) > 1:
-        import multiprocessing as mp
-        from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+    def __init__(self, rules, jobs: int = 1, ray: bool = False):
+        self.rules, self.jobs, self.ray = rules, int(jobs), bool(ray)
+        self._pool = None
+        self._rules_ref = None
 
-        with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=mp.get_context("spawn")) as pool:
-            futures = {pool.submit(_play_pickled, rules, pickle.dumps(c)): k for k, c in enumerate(chunks)}
+    def __enter__(self) -> "ChunkRunner":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def run(self, chunks: Sequence[Chunk], on_done: Callable[[ChunkResult], Any] | None = None) -> list[ChunkResult]:
+        """The results of ``chunks`` in their order, whatever order they finish in; ``on_done`` is
+        called as each finishes. The first error stops the run (pending chunks are cancelled) and
+        is raised here."""
+        chunks = list(chunks)
+        done: dict[int, ChunkResult] = {}
+
+        def finish(k: int, res: ChunkResult) -> None:
+            done[k] = res
+            if on_done:
+                on_done(res)
+
+        if self.ray:
+            import ray as _ray
+
+            task = _ray.remote(num_cpus=1)(_play_pickled)
+            if self._rules_ref is None:
+                self._rules_ref = _ray.put(self.rules)
+            refs = {task.remote(self._rules_ref, pickle.dumps(c)): k for k, c in enumerate(chunks)}
+            pending = list(refs)
+            try:
+                while pending:
+                    ready, pending = _ray.wait(pending, num_returns=1)
+                    for ref in ready:
+                        finish(refs[ref], _ray.get(ref))
+            except BaseException:
+                for ref in pending:
+                    _ray.cancel(ref, force=True)
+                raise
+        elif self.jobs > 1:
+            from concurrent.futures import FIRST_EXCEPTION, wait
+
+            if self._pool is None:
+                import multiprocessing as mp
+                from concurrent.futures import ProcessPoolExecutor
+
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn"))
+            futures = {self._pool.submit(_play_pickled, self.rules, pickle.dumps(c)): k for k, c in enumerate(chunks)}
             pending = set(futures)
             try:
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
                     for fut in finished:
-                        res = fut.result()
-                        done[futures[fut]] = res
-                        if on_done:
-                            on_done(res)
+                        finish(futures[fut], fut.result())
             except BaseException:
                 for fut in pending:
                     fut.cancel()
                 raise
-    else:
-        for k, c in enumerate(chunks):
-            # a fresh copy of an agent object per chunk, as a worker gets (one that cannot be
-            # pickled plays itself, reset from the chunk's seed)
-            try:
-                blob = pickle.dumps(c)
-            except Exception:
-                blob = None
-            done[k] = play_chunk(rules, c) if blob is None else _play_pickled(rules, blob)
-            if on_done:
-                on_done(done[k])
-    return [done[k] for k in range(len(chunks))]
+        else:
+            for k, c in enumerate(chunks):
+                # a fresh copy of an agent object per chunk, as a worker gets (one that cannot be
+                # pickled plays itself, reset from the chunk's seed)
+                try:
+                    blob = pickle.dumps(c)
+                except Exception:
+                    blob = None
+                finish(k, play_chunk(self.rules, c) if blob is None else _play_pickled(self.rules, blob))
+        return [done[k] for k in range(len(chunks))]
+
+
+def run_chunks(rules, chunks: Sequence[Chunk], *, jobs: int = 1, ray: bool = False,
+               on_done: Callable[[ChunkResult], Any] | None = None) -> list[ChunkResult]:
+    """Play ``chunks`` once with a :class:`ChunkRunner` (module docstring)."""
+    with ChunkRunner(rules, jobs, ray) as runner:
+        return runner.run(chunks, on_done)

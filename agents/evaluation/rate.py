@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
@@ -49,7 +50,7 @@ from tafl_env.rules import make_rules
 
 from .adapters import AgentError, GuardedAgent, agent_source
 from .anchors import BLOCK, PIN, load_anchors
-from .matches import Chunk, check_picklable, chunk_seed, run_chunks
+from .matches import Chunk, ChunkRunner, check_picklable, chunk_seed
 from .openings import load_openings
 from .ratings import DEFAULT_PRIOR_SD, ELO_SCALE, expected_score, ratings_against_fixed
 from .stats import attacker_score, wdl
@@ -246,58 +247,55 @@ def rate(agent: Any, variant: str, *, games: int = 400, target_ci: float | None 
         from tqdm import tqdm
 
         bar = tqdm(total=games, desc=f"rating {label}", unit="game", dynamic_ncols=True)
-    session = None
     try:
-        if ray:
-            from ..rllib.cluster import check_address, ray_session, resolve_address
+        with ExitStack() as stack:
+            if ray:
+                from ..rllib.cluster import check_address, ray_session, resolve_address
 
-            address = resolve_address(ray if isinstance(ray, str) and ray else None)
-            if address is not None:
-                check_address(address)
-            session = ray_session(address)
-            session.__enter__()
-        while len(rows) < games:
-            chosen = choose_anchors(estimate, ladder)
-            if games - len(rows) <= 2 * BLOCK:
-                chosen = chosen[:1] if len(chosen) == 1 else [min(chosen, key=lambda a: abs(fixed[a] - estimate))]
-            chunks = []
-            for name in chosen:
-                block = played[name]
-                played[name] += 1
-                first = (block % blocks) * BLOCK
-                ids = tuple(range(first, min(len(suite), first + BLOCK)))
-                moves = tuple(tuple(suite[i]) for i in ids)
-                for att, dfd in ((RATED, name), (name, RATED)):
-                    pieces = {RATED: rated, name: specs[name]}
-                    chunks.append(Chunk(f"{att}>{dfd}:{block}", att, dfd, pieces[att], pieces[dfd], ids, moves,
-                                        block, chunk_seed(seed, att, dfd, block)))
-            done = run_chunks(rules, chunks, jobs=jobs, ray=bool(ray),
-                              on_done=(lambda res: bar.update(len(res.games))) if bar else None)
-            for res in done:
-                for g in res.games:
-                    rows.append({**g, "block": res.chunk.block})
-            fit = _fit(rows, fixed, h)
-            estimate = fit["elo"]
-            if bar:
-                bar.set_postfix_str(f"Elo {fit['elo']:.0f} [{fit['low']:.0f}, {fit['high']:.0f}]")
-            if target_ci is not None and max(fit["elo"] - fit["low"], fit["high"] - fit["elo"]) <= target_ci:
-                stopped = f"target interval +-{target_ci:g} reached"
-                break
-            if sprt is not None:
-                llr = sprt_llr(rows, fixed, h, sprt[0], sprt[1], fit["elo"])
-                lower, upper = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
-                decision = "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else "undecided"
-                sprt_state = {"elo0": sprt[0], "elo1": sprt[1], "alpha": alpha, "beta": beta, "llr": llr,
-                              "lower": lower, "upper": upper, "decision": decision,
-                              "pairs": len(_pair_scores(rows))}
-                if decision != "undecided":
-                    stopped = f"SPRT: {decision}"
+                address = resolve_address(ray if isinstance(ray, str) and ray else None)
+                if address is not None:
+                    check_address(address)
+                stack.enter_context(ray_session(address))
+            runner = stack.enter_context(ChunkRunner(rules, jobs, bool(ray)))
+            while len(rows) < games:
+                chosen = choose_anchors(estimate, ladder)
+                if games - len(rows) <= 2 * BLOCK:      # the last round: the nearest anchor only
+                    chosen = [min(chosen, key=lambda a: abs(fixed[a] - estimate))]
+                chunks = []
+                for name in chosen:
+                    block = played[name]
+                    played[name] += 1
+                    first = (block % blocks) * BLOCK
+                    ids = tuple(range(first, min(len(suite), first + BLOCK)))
+                    moves = tuple(tuple(suite[i]) for i in ids)
+                    for att, dfd in ((RATED, name), (name, RATED)):
+                        pieces = {RATED: rated, name: specs[name]}
+                        chunks.append(Chunk(f"{att}>{dfd}:{block}", att, dfd, pieces[att], pieces[dfd], ids,
+                                            moves, block, chunk_seed(seed, att, dfd, block)))
+                done = runner.run(chunks, on_done=(lambda res: bar.update(len(res.games))) if bar else None)
+                for res in done:
+                    for g in res.games:
+                        rows.append({**g, "block": res.chunk.block})
+                fit = _fit(rows, fixed, h)
+                estimate = fit["elo"]
+                if bar:
+                    bar.set_postfix_str(f"Elo {fit['elo']:.0f} [{fit['low']:.0f}, {fit['high']:.0f}]")
+                if target_ci is not None and max(fit["elo"] - fit["low"], fit["high"] - fit["elo"]) <= target_ci:
+                    stopped = f"target interval +-{target_ci:g} reached"
                     break
+                if sprt is not None:
+                    llr = sprt_llr(rows, fixed, h, sprt[0], sprt[1], fit["elo"])
+                    lower, upper = math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+                    decision = "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else "undecided"
+                    sprt_state = {"elo0": sprt[0], "elo1": sprt[1], "alpha": alpha, "beta": beta, "llr": llr,
+                                  "lower": lower, "upper": upper, "decision": decision,
+                                  "pairs": len(_pair_scores(rows))}
+                    if decision != "undecided":
+                        stopped = f"SPRT: {decision}"
+                        break
     finally:
         if bar:
             bar.close()
-        if session is not None:
-            session.__exit__(None, None, None)
     mine = lambda g: attacker_score(g["result"]) if g["attacker"] == RATED else 1.0 - attacker_score(g["result"])
     opponents = []
     for name, r in sorted(ladder, key=lambda a: a[1]):
