@@ -61,13 +61,14 @@ BLOCK = 8
 """Openings per block: a chunk plays one block, one agent attacking."""
 
 ANCHORS: dict[str, dict[str, str]] = {
-    variant: {"random": "random", "greedy": "greedy", "policy": f"policy:{variant}", "mcts10": "mcts:10",
-              "mcts100": "mcts:100", "mcts1000": "mcts:1000", "mcts5000": "mcts:5000"}
+    variant: {"random": "random", "policy": f"policy:{variant}", "greedy": "greedy", "mcts10": "mcts:10",
+              "mcts30": "mcts:30", "mcts100": "mcts:100", "mcts1000": "mcts:1000", "mcts5000": "mcts:5000"}
     for variant in VARIANTS
 }
 """Anchor name → agent spec per variant, in the ladder's expected order of strength (the order
-that decides which pairs are neighbours). ``mcts:10`` bridges greedy and ``mcts:100`` (which wins
-nearly every game against greedy in Legacy Ard Ri: a gap the games cannot measure);
+that decides which pairs are neighbours; the shipped policies score about ½ or less against
+greedy now). ``mcts:10`` and ``mcts:30`` bridge greedy and ``mcts:100``, which won every game
+against greedy in Legacy Ard Ri (a gap the games cannot measure) and 0.91 against ``mcts:10``;
 ``mcts:5000`` takes about 0.5 s a move in the opening on the 2-core machine of
 benchmarks/RESULTS.md (less later in a game, as more of the tree is kept or proven; the anchor
 file records each anchor's mean time per move)."""
