@@ -105,6 +105,12 @@ class Rating:
             lines.append(f"  SPRT H0 Elo {s['elo0']:g} vs H1 Elo {s['elo1']:g}: LLR {s['llr']:.2f} "
                          f"[{s['lower']:.2f}, {s['upper']:.2f}] -> {s['decision']}")
         lines.append(f"  stopped: {self.stopped}; seed {self.seed}; {self.seconds:.0f} s")
+        a = self.anchors
+        if a.get("games") is not None:
+            lines.append(f"  anchors: {a['games']} games, built {a.get('built')}; their widest 95% interval "
+                         f"+-{a.get('widest_half_interval')}" + ("" if a.get("target_met") else " (not yet at target)"))
+        if a.get("note"):
+            lines.append(f"  note: {a['note']}")
         return "\n".join(lines)
 
 
@@ -317,6 +323,7 @@ def rate(agent: Any, variant: str, *, games: int = 400, target_ci: float | None 
                   defender=sides["defender"], opponents=opponents, stopped=stopped, seed=seed,
                   seconds=round(time.perf_counter() - t0, 1), sprt=sprt_state, time_per_move=time_per_move,
                   anchors={"pin": f"{PIN[0]} = {PIN[1]:g}", "side_advantage": h, "built": table.get("built"),
+                           "games": table.get("games"), "widest_half_interval": table.get("widest_half_interval"),
                            "target_met": table.get("target_met"), "note": note},
                   records=[{k: g[k] for k in ("attacker", "defender", "opening", "block", "result", "reason", "turns")}
                            for g in rows])
