@@ -1,4 +1,4 @@
-"""The commands that the agents package adds to ``tafl``: ``eval``, ``train`` and ``play``.
+"""The commands that the agents package adds to ``tafl``: ``eval``, ``train``, ``play`` and ``rate``.
 
 They reach the ``tafl`` command through the entry-point group ``tafl.commands`` (``pyproject.toml``):
 :mod:`tafl_env.cli` knows nothing of this package and loads an add-on command only when it is
@@ -9,6 +9,7 @@ asked for. Each ``add_*`` function adds one sub-parser; the commands report bad 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from tafl_env.rules import SIDES
 
 from .errors import AgentsError
 
-__all__ = ["add_eval", "add_train", "add_play"]
+__all__ = ["add_eval", "add_train", "add_play", "add_rate", "add_warmup"]
 
 
 MAX_MINUTES = 10**6
@@ -348,14 +349,85 @@ def add_play(sub) -> None:
     p.set_defaults(func=cmd_play)
 
 
-def _not_built(args: argparse.Namespace) -> int:
-    raise CommandError(f"'{PROG} {args.command}' is being built on a branch and is not in this tree yet")
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def cmd_rate(args: argparse.Namespace) -> int:
+    require("eval", f"{PROG} rate")
+    from .base import AgentSpecError
+    from .evaluation.adapters import AgentError
+    from .evaluation.rate import rate
+
+    if args.ray is not None:
+        require("rllib", f"{PROG} rate --ray")
+    if args.sprt is not None and not args.sprt[0] < args.sprt[1]:
+        raise CommandError(f"--sprt needs ELO0 < ELO1, got {args.sprt[0]:g} {args.sprt[1]:g}")
+    try:
+        result = rate(args.agent, args.variant, games=args.games, target_ci=args.target_ci,
+                      sprt=tuple(args.sprt) if args.sprt else None, time_per_move=args.time_per_move,
+                      jobs=args.jobs, ray=False if args.ray is None else (args.ray or True), seed=args.seed,
+                      anchors=args.anchors, openings=args.openings, progress=not args.no_progress)
+    except (AgentError, AgentSpecError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    print(result)
+    if args.leaderboard is not None:
+        from .evaluation.leaderboard import add_entry
+
+        path = add_entry(result, args.leaderboard or result.agent, spec=args.agent)
+        print(f"leaderboard line {args.leaderboard or result.agent!r} written: {path}")
+    if args.json:
+        emit_json(result.to_dict())
+    return 0
+
+
+RATE_DESCRIPTION = """Rate an agent against the variant's fixed anchors (agents/evaluation/rate.py; docs/rating.md).
+The agent plays the anchors nearest its strength (random, greedy, the shipped policy, MCTS at rising
+simulation budgets; their Elo fixed and shipped, greedy pinned at 1000) from the variant's opening
+suite, every opening twice: once on each side. Prints its Elo with a 95% interval, per side, and
+W-D-L against each anchor (draws count 1/2). Stops at --games, or earlier at --target-ci or when
+--sprt decides. The same --seed gives the same games and rating (with --jobs and --ray too). A
+broken agent (an exception, an illegal move, another variant's model) stops it with one line
+naming the agent (exit status 2)."""
 
 
 def add_rate(sub) -> None:
     """The ``tafl rate`` command (entry point ``rate`` of ``tafl.commands``)."""
-    p = sub.add_parser("rate", help="rate an agent against the variant's fixed anchors")
-    p.set_defaults(func=_not_built)
+    p = sub.add_parser("rate", help="rate an agent against the variant's fixed anchors",
+                       description=RATE_DESCRIPTION)
+    p.add_argument("agent", metavar="AGENT",
+                   help="the agent spec: greedy, mcts:N, mcts:Ts, mcts:N:policy:PATH, policy:PATH, rllib:DIR ... "
+                        "(Python objects, callables and SB3 models: agents.evaluation.rate.rate)")
+    p.add_argument("--variant", required=True, metavar="VARIANT", help="the variant (tafl variants)")
+    p.add_argument("--games", type=positive_int, default=400, metavar="N",
+                   help="the most games to play (default 400; rounded up to whole game pairs of a block)")
+    p.add_argument("--target-ci", type=_positive_float, metavar="ELO",
+                   help="stop once the 95%% interval is within +-ELO")
+    p.add_argument("--sprt", type=float, nargs=2, metavar=("ELO0", "ELO1"),
+                   help="stop when the SPRT (alpha = beta = 0.05) accepts H0: Elo = ELO0 or H1: Elo = ELO1")
+    p.add_argument("--time-per-move", type=_positive_float, metavar="T",
+                   help="a searching AGENT (mcts:...) gets T seconds a move instead of its simulations "
+                        "(the anchors keep their simulation budgets; their time per move is in the anchor file)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="worker processes (default 1)")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="play the games as Ray tasks: on the cluster at ADDRESS, else $RAY_ADDRESS, else a local Ray "
+                        "(needs the 'rllib' extra); the same games as a local run")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="the base seed of every game (default 0)")
+    p.add_argument("--anchors", metavar="FILE", help="an anchor file instead of the shipped one")
+    p.add_argument("--openings", metavar="FILE", help="an opening suite file instead of the shipped one")
+    p.add_argument("--leaderboard", nargs="?", const="", metavar="NAME",
+                   help="add (or replace) this agent's line in results/leaderboard.md and .json, as NAME")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_rate)
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:

@@ -4,24 +4,26 @@
 step the games where the attackers are to move go to the attacker agent (as one sub-batch), the
 others to the defender agent. With ``record=True`` every game's moves come back in notation,
 written by the engine's own decoding (:meth:`~tafl_env.engine.Engine.decode`) and
-:func:`tafl_env.notation.format_move`.
+:func:`tafl_env.notation.format_move`. With ``openings`` every game starts from the position a few
+moves in that its opening (a list of moves in notation, RULES.md §1) reaches from the variant's
+start (:func:`opening_states`).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from tafl_env.engine import REASON_NAMES, RESULT_NAMES, Engine
-from tafl_env.game import engine_for
+from tafl_env.engine import REASON_NAMES, RESULT_NAMES, Engine, State
+from tafl_env.game import Game, engine_for
 from tafl_env.notation import PASS, format_move
 from tafl_env.rules import RuleSet, make_rules
 
 from ..base import Agent
 
-__all__ = ["ATTACKER", "DEFENDER", "agent_seeds", "play_games", "move_texts"]
+__all__ = ["ATTACKER", "DEFENDER", "agent_seeds", "opening_states", "play_games", "move_texts"]
 
 ATTACKER, DEFENDER = 0, 1
 
@@ -54,9 +56,38 @@ def move_texts(engine: Engine, actions: np.ndarray, info, rows: np.ndarray) -> l
     return out
 
 
+def opening_states(engine: Engine, openings: Sequence[Sequence[str] | None]) -> State:
+    """One game per opening, each the variant's start with the opening's moves played.
+
+    The moves are read by :meth:`tafl_env.game.Game.push` (notation of RULES.md §1; a bad or
+    illegal move is an error naming it); an empty opening (or ``None``) is the start itself. The
+    turn counter keeps counting from the start, so the opening's turns count towards the move cap.
+
+    >>> eng = engine_for(make_rules("legacy_ard_ri"))
+    >>> st = opening_states(eng, [["c3-c2"], None])
+    >>> st.turn.tolist(), st.to_move.tolist()
+    ([1, 0], [0, 1])
+    """
+    if not len(openings):
+        raise ValueError("openings must hold at least one opening")
+    states = {}
+    for moves in openings:
+        key = tuple(moves or ())
+        if key not in states:
+            game = Game(engine.rules)
+            for text in key:
+                game.push(text)
+            if game.is_over():
+                raise ValueError(f"opening {' '.join(key)!r} ends the game ({game.result}, {game.reason})")
+            states[key] = game.state
+    batch = State.concatenate([states[tuple(moves or ())] for moves in openings])
+    return batch
+
+
 def play_games(variant_or_rules: str | RuleSet, attacker: Agent, defender: Agent, games: int,
                seed: int | None = None, max_turns: int | None = None, record: bool = False,
-               timing: dict[str, list] | None = None, **options) -> list[dict[str, Any]]:
+               timing: dict[str, list] | None = None, openings: Sequence[Sequence[str] | None] | None = None,
+               **options) -> list[dict[str, Any]]:
     """Play ``games`` games of ``attacker`` (attackers) against ``defender`` at once.
 
     All games live in one batched state. At every step the games where the attackers are to move
@@ -76,11 +107,15 @@ def play_games(variant_or_rules: str | RuleSet, attacker: Agent, defender: Agent
             ``timing["attacker"]`` and ``timing["defender"]`` become ``[seconds, moves]``, the
             seconds of their ``act`` calls and the moves those calls chose (so time per move is
             seconds / moves, whatever the batch).
+        openings: one opening per game (``games`` of them): the moves in notation that lead from
+            the variant's start to the game's first position (:func:`opening_states`); ``None``:
+            every game from the start.
         **options: rule options (RULES.md) for ``make_rules``.
 
     Returns:
         one dict per game: ``game`` (index), ``result`` (``'attacker'``, ``'defender'``,
-        ``'draw'``), ``reason``, ``turns`` and, with ``record``, ``moves``.
+        ``'draw'``), ``reason``, ``turns`` (counted from the start, the opening's included) and,
+        with ``record``, ``moves`` (the opening's moves first, as given, then those played).
 
     >>> from agents import make_agent
     >>> res = play_games("legacy_ard_ri", make_agent("random"), make_agent("random"), 3, seed=1)
@@ -98,8 +133,14 @@ def play_games(variant_or_rules: str | RuleSet, attacker: Agent, defender: Agent
         attacker.reset(seed_a)
         if defender is not attacker:
             defender.reset(seed_d)
-    state = engine.initial_state(int(games))
-    moves: list[list[str]] = [[] for _ in range(games)]
+    if openings is None:
+        state = engine.initial_state(int(games))
+        moves: list[list[str]] = [[] for _ in range(games)]
+    else:
+        if len(openings) != games:
+            raise ValueError(f"openings must give one opening per game: {len(openings)} for {games} games")
+        state = opening_states(engine, openings)
+        moves = [list(o or ()) for o in openings]
     while True:
         running = ~state.done
         if not running.any():

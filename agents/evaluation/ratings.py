@@ -23,6 +23,12 @@ known to be better, not by how much). The intervals are deterministic. (A bootst
 games within each (attacker, defender) cell collapsed to a point whenever every cell was
 unanimous — ``[364.90, 364.90]`` from 8 games — which is why it is gone.)
 
+**Fixed anchors.** :func:`ratings_against_fixed` fits the same model with some ratings and ``h``
+held at given values (a benchmark's anchors, :mod:`agents.evaluation.anchors`): they enter every
+game's logit as a fixed offset, only the other agents' ratings are free, and rating a new agent
+never moves an anchor. Its prior is centred on a given rating (the pinned anchor's) rather than
+on the mean.
+
     >>> round(elo_difference(0.75), 1)
     190.8
 """
@@ -37,7 +43,7 @@ import numpy as np
 from .stats import attacker_score
 
 __all__ = ["ELO_SCALE", "DEFAULT_PRIOR_SD", "DEFAULT_BOOTSTRAP", "elo_difference", "expected_score",
-           "fit_bradley_terry", "elo_ratings"]
+           "fit_bradley_terry", "elo_ratings", "ratings_against_fixed"]
 
 ELO_SCALE = 400.0 / math.log(10.0)
 """Elo points per logit: ``P = σ(Δ / ELO_SCALE)``, so a 400-point gap is 10:1 odds."""
@@ -100,6 +106,10 @@ def fit_bradley_terry(attackers: Sequence[int], defenders: Sequence[int], scores
     return _fit_cells(i, j, n, s, k, side_advantage, prior_sd, max_iter, tol)
 
 
+MAX_STEP = 4.0
+"""The longest Newton step, in logits (about 700 Elo), of :meth:`_Model.maximise`."""
+
+
 def _lam(prior_sd) -> float:
     return 0.0 if prior_sd is None or not np.isfinite(prior_sd) else (ELO_SCALE / prior_sd) ** 2
 
@@ -107,27 +117,32 @@ def _lam(prior_sd) -> float:
 class _Model:
     """The penalised log-likelihood of cell data in logits: ``x`` = (ratings…, h)."""
 
-    def __init__(self, i, j, n, s, k, side, prior_sd):
+    def __init__(self, i, j, n, s, k, side, prior_sd, *, design=None, offset=None):
         self.n, self.s, self.k, self.side = n, s, k, side
         self.lam = _lam(prior_sd)
         self.dim = k + (1 if side else 0)
-        rows = np.arange(len(i))
-        self.design = np.zeros((len(i), self.dim))
-        np.add.at(self.design, (rows, i), 1.0)
-        np.add.at(self.design, (rows, j), -1.0)
-        if side:
-            self.design[:, -1] = 1.0
-        # with no prior the common offset of the ratings is free: pin it (mean 0) as a constraint
-        self.base = np.zeros((0, self.dim)) if self.lam > 0 else np.append(np.ones(k), [0.0] * (self.dim - k))[None]
+        if design is None:
+            rows = np.arange(len(i))
+            design = np.zeros((len(i), self.dim))
+            np.add.at(design, (rows, i), 1.0)
+            np.add.at(design, (rows, j), -1.0)
+            if side:
+                design[:, -1] = 1.0
+        self.design = design
+        # a fixed part of every game's logit (the fixed anchors' ratings and side term), or 0
+        self.offset = np.zeros(len(design)) if offset is None else np.asarray(offset, dtype=float)
+        # with no prior and no offset the common offset of the ratings is free: pin it (mean 0)
+        free_offset = self.lam == 0 and offset is None
+        self.base = np.append(np.ones(k), [0.0] * (self.dim - k))[None] if free_offset else np.zeros((0, self.dim))
 
     def value(self, x) -> float:
-        z = self.design @ x
+        z = self.design @ x + self.offset
         # s log σ(z) + (n − s) log σ(−z), computed stably
         ll = -(self.s * np.logaddexp(0.0, -z) + (self.n - self.s) * np.logaddexp(0.0, z)).sum()
         return float(ll - 0.5 * self.lam * float(x @ x))
 
     def grad_neg_hess(self, x):
-        p = np.exp(-np.logaddexp(0.0, -(self.design @ x)))   # σ(z) without overflow
+        p = np.exp(-np.logaddexp(0.0, -(self.design @ x + self.offset)))   # σ(z) without overflow
         grad = self.design.T @ (self.s - self.n * p) - self.lam * x
         w = self.n * p * (1.0 - p)
         return grad, (self.design * w[:, None]).T @ self.design + self.lam * np.eye(self.dim)
@@ -146,13 +161,16 @@ class _Model:
                 delta = np.linalg.lstsq(kkt, rhs, rcond=None)[0][: self.dim]
             else:
                 delta = np.linalg.solve(neg_hess, grad)
-            t = 1.0
+            # a Newton step from far off (a flat tail of the likelihood) can be huge: cap its length
+            t = min(1.0, MAX_STEP / max(float(np.max(np.abs(delta))), 1e-300))
             while True:
                 cand = x + t * delta
                 fc = self.value(cand)
                 if fc >= f - 1e-12 or t < 1e-6:
                     break
                 t *= 0.5
+            if fc < f - 1e-12:      # no step improves: x is the maximum to working precision
+                break
             x, f_old, f = cand, f, fc
             if np.max(np.abs(t * delta)) < tol or abs(f - f_old) < tol * max(1.0, abs(f)):
                 break
@@ -301,3 +319,71 @@ def elo_ratings(games: Sequence[Mapping[str, Any]], names: Sequence[str], *, anc
             "level": level, "draws": "half a win", "ratings": ratings,
             "side_advantage": {"elo": h, "low": h_low, "high": h_high,
                                "attacker_expected_score_equal_players": expected_score(h)}}
+
+
+def ratings_against_fixed(games: Sequence[Mapping[str, Any]], fixed: Mapping[str, float],
+                          side_advantage: float, *, prior_mean: float = 0.0,
+                          prior_sd: float | None = DEFAULT_PRIOR_SD, level: float = 0.95) -> dict[str, Any]:
+    """Ratings of the agents not in ``fixed``, with every rating in ``fixed`` and the side term held.
+
+    The model of the module docstring with ``r`` of each fixed agent and ``h`` (Elo) given: each
+    game's logit is ``(r_att − r_def + h) / s`` where the fixed parts are a constant. The free
+    ratings maximise the likelihood plus a Gaussian prior ``N(prior_mean, prior_sd²)`` on each (a
+    tiny term that keeps a perfect score finite; ``None`` for none); their ``level`` intervals are
+    profile-likelihood intervals, as in :func:`elo_ratings`. Games between two fixed agents carry
+    no information here and are ignored.
+
+    Returns ``{"ratings": [{"name", "rating", "low", "high", "games", "score"}], ...}`` for the
+    free agents, in order of first appearance.
+
+    An agent that scores ¾ against an anchor at 1000, as often on each side, is 191 Elo above it:
+
+    >>> games = [{"attacker": a, "defender": d, "result": r} for a, d, r in
+    ...          [("new", "anchor", "attacker"), ("anchor", "new", "defender")] * 300
+    ...          + [("new", "anchor", "defender"), ("anchor", "new", "attacker")] * 100]
+    >>> row = ratings_against_fixed(games, {"anchor": 1000.0}, 0.0, prior_sd=None)["ratings"][0]
+    >>> round(row["rating"], 1), row["low"] < row["rating"] < row["high"], row["games"]
+    (1190.8, True, 800)
+    """
+    free: list[str] = []
+    for g in games:
+        for name in (g["attacker"], g["defender"]):
+            if name not in fixed and name not in free:
+                free.append(name)
+    index = {name: x for x, name in enumerate(free)}
+    k = len(free)
+    rows, offsets, ys = [], [], []
+    for g in games:
+        a, d = g["attacker"], g["defender"]
+        if a in fixed and d in fixed:
+            continue
+        row = np.zeros(k)
+        off = side_advantage
+        for name, sign in ((a, 1.0), (d, -1.0)):
+            if name in fixed:
+                off += sign * float(fixed[name])
+            else:
+                row[index[name]] += sign
+                off += sign * prior_mean
+        rows.append(row)
+        offsets.append(off / ELO_SCALE)
+        ys.append(attacker_score(g["result"]))
+    out = []
+    if k:
+        design = np.array(rows)
+        model = _Model(None, None, np.ones(len(rows)), np.array(ys), k, False, prior_sd,
+                       design=design, offset=np.array(offsets))
+        x_hat, f_hat = model.maximise(np.zeros(k))
+        for x, name in enumerate(free):
+            c = np.zeros(k)
+            c[x] = 1.0
+            low, high = _profile_interval(model, x_hat, f_hat, c, level)
+            mine = [g for g in games if name in (g["attacker"], g["defender"])]
+            pts = sum(attacker_score(g["result"]) if g["attacker"] == name else 1 - attacker_score(g["result"])
+                      for g in mine)
+            out.append({"name": name, "rating": prior_mean + float(x_hat[x]) * ELO_SCALE,
+                        "low": prior_mean + low * ELO_SCALE, "high": prior_mean + high * ELO_SCALE,
+                        "games": len(mine), "score": pts / len(mine) if mine else None})
+    return {"model": "bradley_terry_elo_with_side_term", "fixed": dict(fixed), "side_advantage": side_advantage,
+            "prior_mean": prior_mean, "prior_sd": prior_sd, "level": level, "draws": "half a win",
+            "intervals": "profile likelihood", "ratings": out}

@@ -1,0 +1,221 @@
+"""Any agent as an :class:`~agents.base.Agent` for rating, and a guard that names a broken one.
+
+:func:`agent_source` accepts what a user of the suite has in hand:
+
+- an agent **spec** (``"mcts:1000"``, ``"policy:PATH"``, ``"rllib:DIR"``: :func:`agents.make_agent`);
+- an ``agents`` :class:`~agents.base.Agent` object;
+- a **plain callable** ``fn(observation, action_mask) -> action`` over the arrays of the AEC
+  observation dict (:meth:`tafl_env.aec.TaflAECEnv.observe`: ``observation`` ``(N, N, 14)``
+  float32 from the side to move, ``action_mask`` ``(A,)`` int8), called once per game and move
+  (:class:`CallableAgent`);
+- a **Stable-Baselines3 model** (``MaskablePPO``, ``PPO``, … with ``.predict``): observations as
+  the environments give them, with ``action_masks`` when its ``predict`` takes them
+  (:class:`SB3Agent`);
+- an **RLlib module** of this project (:class:`agents.rllib.module.TaflMaskedRLModule`, as
+  ``agents.rllib.agent.ModuleAgent`` plays it).
+
+:class:`GuardedAgent` wraps the rated agent: an exception, a wrong number of actions, an illegal
+move or a refusal of the rules becomes an :class:`AgentError`, one line that names the agent.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from tafl_env.engine import Engine, State
+from tafl_env.observation import observe
+
+from ..base import Agent, AgentSpecError, split_spec
+
+__all__ = ["AgentError", "CallableAgent", "SB3Agent", "GuardedAgent", "agent_source", "with_time_budget"]
+
+
+class AgentError(ValueError):
+    """The rated agent failed: it raised, played an illegal move or cannot play the variant."""
+
+
+def _one_line(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:limit]}" if text else type(exc).__name__
+
+
+class CallableAgent(Agent):
+    """A plain function ``fn(observation, action_mask) -> action`` as an agent (module docstring).
+
+    >>> import numpy as np
+    >>> from agents.evaluation.play import play_games
+    >>> from agents import make_agent
+    >>> first_legal = CallableAgent(lambda obs, mask: int(np.flatnonzero(mask)[0]))
+    >>> len(play_games("legacy_ard_ri", first_legal, make_agent("random"), 2, seed=0, max_turns=20))
+    2
+    """
+
+    name = "callable"
+
+    def __init__(self, fn: Callable[[np.ndarray, np.ndarray], Any], name: str | None = None):
+        super().__init__(None)
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", None) or type(fn).__name__
+
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        obs = observe(engine, state, state.to_move.astype(np.intp))
+        masks = engine.legal_action_mask(state)
+        return np.array([int(self.fn(obs[g], masks[g])) for g in range(len(state))], dtype=np.int64)
+
+
+class SB3Agent(Agent):
+    """A Stable-Baselines3 model as an agent: ``model.predict`` on the batch's observations (from
+    the side to move), with ``action_masks`` when its ``predict`` takes them (``MaskablePPO``)."""
+
+    name = "sb3"
+
+    def __init__(self, model, deterministic: bool = True, name: str | None = None):
+        super().__init__(None)
+        self.model = model
+        self.deterministic = deterministic
+        self.masked = "action_masks" in inspect.signature(model.predict).parameters
+        self.name = name or f"sb3:{type(model).__name__}"
+
+    def check_rules(self, rules) -> str | None:
+        n = rules.board_size
+        shape = tuple(getattr(self.model.observation_space, "shape", ()) or ())
+        if shape != (n, n, 14):
+            raise AgentSpecError(f"{self.name} takes observations of shape {shape}; {rules.name} gives "
+                                 f"{(n, n, 14)}")
+        return None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None and hasattr(self.model, "set_random_seed"):
+            self.model.set_random_seed(seed)
+
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        obs = observe(engine, state, state.to_move.astype(np.intp))
+        if self.masked:
+            mask = engine.legal_action_mask(state).astype(bool)
+            actions, _ = self.model.predict(obs, action_masks=mask, deterministic=self.deterministic)
+        else:
+            actions, _ = self.model.predict(obs, deterministic=self.deterministic)
+        return np.asarray(actions, dtype=np.int64).reshape(len(state))
+
+
+def with_time_budget(spec: str, seconds: float) -> str:
+    """An ``mcts`` spec with its simulation budget replaced by ``seconds`` a move; other specs as
+    they are (they do not search).
+
+    >>> with_time_budget("mcts:1000", 0.5), with_time_budget("mcts:64:policy:x.zip", 1), with_time_budget("greedy", 1)
+    ('mcts:0.5s', 'mcts:1s:policy:x.zip', 'greedy')
+    """
+    kind, arg = split_spec(spec)
+    if kind != "mcts":
+        return spec
+    _, _, rest = (arg or "").partition(":")
+    return f"mcts:{seconds:g}s" + (f":{rest}" if rest else "")
+
+
+def agent_source(agent: Any, time_per_move: float | None = None) -> tuple[Any, str]:
+    """``(source, label)``: what plays (a spec string or an Agent object) and the name to report.
+
+    ``time_per_move`` puts a searching agent (an ``mcts`` spec, or an object with a ``seconds``
+    budget such as :class:`agents.mcts.MCTSAgent`) on that many seconds a move.
+    """
+    if isinstance(agent, str):
+        split_spec(agent)          # an unknown kind or a bad argument: a one-line error now
+        spec = with_time_budget(agent, time_per_move) if time_per_move else agent
+        return spec, spec
+    if isinstance(agent, Agent):
+        if time_per_move and hasattr(agent, "seconds"):
+            agent = copy.deepcopy(agent)
+            agent.seconds = float(time_per_move)
+        return agent, getattr(agent, "name", type(agent).__name__)
+    if hasattr(agent, "predict") and hasattr(agent, "observation_space") and hasattr(agent, "policy"):
+        wrapped = SB3Agent(agent)
+        return wrapped, wrapped.name
+    if hasattr(agent, "masked_logits") and hasattr(agent, "forward_inference"):
+        from ..rllib.agent import ModuleAgent
+
+        wrapped = ModuleAgent(agent)
+        return wrapped, f"rllib-module:{type(agent).__name__}"
+    if callable(agent):
+        wrapped = CallableAgent(agent)
+        return wrapped, wrapped.name
+    raise AgentError(f"cannot rate {type(agent).__name__} object: give an agent spec, an agents.Agent, "
+                     "a callable (observation, action_mask) -> action, an SB3 model or an RLlib module")
+
+
+class GuardedAgent(Agent):
+    """The rated agent, checked at every call: anything wrong is an :class:`AgentError` naming it.
+
+    ``source`` is a spec (built in the process that plays, once) or an Agent object.
+
+    >>> from tafl_env.game import engine_for
+    >>> from tafl_env import make_rules
+    >>> eng = engine_for(make_rules("legacy_ard_ri"))
+    >>> GuardedAgent(CallableAgent(lambda obs, mask: 0), "always-0").act(eng, eng.initial_state(1))
+    Traceback (most recent call last):
+    ...
+    agents.evaluation.adapters.AgentError: agent always-0 played an illegal move in legacy_ard_ri: action 0 (...)
+    """
+
+    def __init__(self, source: Any, label: str):
+        super().__init__(None)
+        self.source, self.label = source, label
+        self.name = label
+        self._inner: Agent | None = source if isinstance(source, Agent) else None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if isinstance(self.source, str):
+            state["_inner"] = None     # a spec is built again where the agent plays
+        return state
+
+    @property
+    def inner(self) -> Agent:
+        if self._inner is None:
+            from .matches import _agent
+
+            try:
+                self._inner = _agent(self.source, "rated")
+            except AgentSpecError as exc:       # its message names the spec already
+                raise AgentError(" ".join(str(exc).split())) from None
+        return self._inner
+
+    def reset(self, seed: int | None = None) -> None:
+        self.inner.reset(seed)
+
+    def check_rules(self, rules) -> str | None:
+        try:
+            return self.inner.check_rules(rules)
+        except AgentError:
+            raise
+        except AgentSpecError as exc:      # its message names the agent already
+            raise AgentError(" ".join(str(exc).split())) from None
+        except Exception as exc:
+            raise AgentError(f"agent {self.label} cannot play {rules.name}: {_one_line(exc)}") from None
+
+    def act(self, engine: Engine, state: State) -> np.ndarray:
+        try:
+            actions = np.asarray(self.inner.act(engine, state)).reshape(-1)
+        except AgentError:
+            raise
+        except Exception as exc:
+            raise AgentError(f"agent {self.label} failed in {engine.rules.name}: {_one_line(exc)}") from None
+        if actions.shape != (len(state),):
+            raise AgentError(f"agent {self.label} returned {actions.size} actions for {len(state)} games")
+        if not np.issubdtype(actions.dtype, np.integer):
+            raise AgentError(f"agent {self.label} returned {actions.dtype} actions, not action ids (ints)")
+        actions = actions.astype(np.int64)
+        live = np.flatnonzero(~state.done)
+        bad = live[(actions[live] < 0) | (actions[live] >= engine.num_actions)]
+        if not len(bad):
+            legal = engine.check_legal(state.take(live), actions[live])
+            bad = live[~legal]
+        if len(bad):
+            g, a = int(bad[0]), int(actions[bad[0]])
+            why = engine.explain_illegal(state, g, a)
+            raise AgentError(f"agent {self.label} played an illegal move in {engine.rules.name}: action {a} ({why})")
+        return actions

@@ -1,0 +1,327 @@
+"""Anchors: the agents whose ratings are fixed, per variant, and the command that builds them.
+
+A rating means the same thing tomorrow and on another machine only against a fixed yardstick. Each
+variant has a ladder of **anchors** (:data:`ANCHORS`): the uniformly random agent, the greedy
+agent, the compiled MCTS (greedy evaluator) at rising simulation budgets up to one that takes at
+least half a second a move on a 2-core machine, and the shipped policy ``policy:<variant>``.
+Simulation budgets, not times, define them: a simulation is the same work on any machine.
+
+**Their ratings** come from one reproducible command, a paired round robin from the variant's
+opening suite (:mod:`.openings`) at the rules' default move cap::
+
+    python -m agents.evaluation.anchors build VARIANT [--jobs N] [--max-minutes M] [--target-ci 50]
+
+It plays in **rounds**. Round ``r`` plays opening block ``r mod B`` (blocks of
+:data:`BLOCK` openings; ``B`` blocks in the suite, then the suite again with new seeds), each
+opening twice, once with each agent attacking, for every pair of anchors that the round
+schedules: pairs of neighbours in the ladder's order every round, pairs two apart every second
+round, the others every eighth (:func:`schedule`): neighbours' games carry the most information,
+and far pairs (random against ``mcts:5000``) are one-sided, so they are played only to check the
+order.
+Every chunk's seed comes from the build's seed, the two anchors, the side and the round
+(:func:`agents.evaluation.matches.chunk_seed`), so the games do not depend on ``--jobs``.
+
+The build is **resumable**: each finished chunk is appended to ``results/anchors/<variant>/games.jsonl``
+(a first line records the settings; a run with other settings refuses to continue it), and a later
+run plays on from the first chunk not in the file. It stops after the round at which every anchor's
+95% interval is at most ``±target_ci`` Elo (the random agent's excepted: :data:`UNBOUNDED`), or at
+``--max-minutes`` (between chunks), fits the
+ratings (:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile
+intervals) with **greedy pinned at 1000** (:data:`PIN`), and only then writes the anchor file
+``agents/evaluation/data/anchors/<variant>.json`` at once (a temporary file renamed). The file
+records the command, seed, games, rounds, time, machine and whether the interval target was met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tafl_env.rules import VARIANTS, make_rules
+
+from .matches import Chunk, ChunkResult, ChunkRunner, chunk_seed
+from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
+from .ratings import elo_ratings
+
+__all__ = ["ANCHORS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors", "schedule",
+           "round_chunks", "build_anchors", "fit_anchors"]
+
+PIN = ("greedy", 1000.0)
+"""The pinned anchor and its rating: every rating of the benchmark is relative to it."""
+
+BLOCK = 8
+"""Openings per block: a chunk plays one block, one agent attacking."""
+
+ANCHORS: dict[str, dict[str, str]] = {
+    variant: {"random": "random", "policy": f"policy:{variant}", "greedy": "greedy", "mcts10": "mcts:10",
+              "mcts30": "mcts:30", "mcts100": "mcts:100", "mcts1000": "mcts:1000", "mcts5000": "mcts:5000"}
+    for variant in VARIANTS
+}
+"""Anchor name → agent spec per variant, in the ladder's expected order of strength (the order
+that decides which pairs are neighbours; the shipped policies score about ½ or less against
+greedy now). ``mcts:10`` and ``mcts:30`` bridge greedy and ``mcts:100``, which won every game
+against greedy in Legacy Ard Ri (a gap the games cannot measure) and 0.91 against ``mcts:10``;
+``mcts:5000`` takes about 0.5 s a move in the opening on the 2-core machine of
+benchmarks/RESULTS.md (less later in a game, as more of the tree is kept or proven; the anchor
+file records each anchor's mean time per move)."""
+
+
+def anchors_path(variant: str) -> Path:
+    """The shipped anchor file of ``variant``."""
+    return DATA_DIR / "anchors" / f"{variant}.json"
+
+
+def games_path(variant: str, root: str | os.PathLike = "results/anchors") -> Path:
+    """The build's record of finished chunks (one JSON line each)."""
+    return Path(root) / variant / "games.jsonl"
+
+
+def load_anchors(variant: str, path: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The anchor file of ``variant``: ``anchors`` (``name``, ``spec``, ``rating``, ``low``, ``high``,
+    ``games`` …), ``side_advantage`` (Elo), ``pin`` and how it was built.
+
+    >>> a = load_anchors("legacy_ard_ri")
+    >>> a["pin"], sorted(x["name"] for x in a["anchors"])[:2]
+    ({'name': 'greedy', 'rating': 1000.0}, ['greedy', 'mcts10'])
+    """
+    file = Path(path) if path is not None else anchors_path(variant)
+    if not file.is_file():
+        raise FileNotFoundError(f"no anchors for {variant} ({file}); build them with: "
+                                f"python -m agents.evaluation.anchors build {variant}")
+    data = json.loads(file.read_text(encoding="utf-8"))
+    if data.get("variant") != variant:
+        raise ValueError(f"{file} holds the anchors of {data.get('variant')!r}, not {variant!r}")
+    return data
+
+
+def schedule(names: list[str], round_: int) -> list[tuple[str, str]]:
+    """The pairs of anchors (in ladder order) that round ``round_`` plays.
+
+    >>> schedule(["a", "b", "c", "d"], 0)
+    [('a', 'b'), ('a', 'c'), ('a', 'd'), ('b', 'c'), ('b', 'd'), ('c', 'd')]
+    >>> schedule(["a", "b", "c", "d"], 1)
+    [('a', 'b'), ('b', 'c'), ('c', 'd')]
+    >>> schedule(["a", "b", "c", "d"], 2)
+    [('a', 'b'), ('a', 'c'), ('b', 'c'), ('b', 'd'), ('c', 'd')]
+    >>> len(schedule(["a", "b", "c", "d"], 4)), len(schedule(["a", "b", "c", "d"], 8))
+    (5, 6)
+    """
+    every = lambda distance: 1 if distance == 1 else 2 if distance == 2 else 8
+    return [(a, b) for i, a in enumerate(names) for j, b in enumerate(names)
+            if i < j and round_ % every(j - i) == 0]
+
+
+def round_chunks(variant: str, anchors: dict[str, str], suite: list[list[str]], seed: int,
+                 round_: int) -> list[Chunk]:
+    """The chunks of round ``round_``: per scheduled pair, each agent attacking once on the round's
+    opening block."""
+    blocks = max(1, len(suite) // BLOCK)
+    block = round_ % blocks
+    ids = tuple(range(block * BLOCK, min(len(suite), (block + 1) * BLOCK)))
+    moves = tuple(tuple(suite[i]) for i in ids)
+    out = []
+    for a, b in schedule(list(anchors), round_):
+        for att, dfd in ((a, b), (b, a)):
+            out.append(Chunk(f"r{round_}:{att}>{dfd}", att, dfd, anchors[att], anchors[dfd], ids, moves,
+                             round_, chunk_seed(seed, att, dfd, round_)))
+    return out
+
+
+def _suite_digest(variant: str) -> str:
+    return hashlib.sha256(openings_path(variant).read_bytes()).hexdigest()[:16]
+
+
+def _settings(variant: str, anchors: dict[str, str], seed: int) -> dict[str, Any]:
+    rules = make_rules(variant)
+    return {"variant": variant, "anchors": anchors, "seed": seed, "max_turns": rules.max_turns,
+            "block": BLOCK, "openings_sha256": _suite_digest(variant)}
+
+
+def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
+    """Finished chunks by key from ``path`` (checked against ``settings``); a torn last line (a
+    run killed while writing) is dropped from the file."""
+    if not path.is_file():
+        return {}
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    if not lines:
+        return {}
+    head = json.loads(lines[0])
+    if head.get("settings") != settings:
+        raise ValueError(f"{path} was played with other settings ({head.get('settings')}); move it away "
+                         "to start afresh")
+    done: dict[str, dict] = {}
+    good = len(lines)
+    for n, line in enumerate(lines[1:], start=1):
+        try:
+            row = json.loads(line)
+            if not line.endswith("\n"):
+                raise ValueError
+        except ValueError:
+            good = n
+            break
+        done[row["key"]] = row
+    if good < len(lines):
+        path.write_text("".join(lines[:good]), encoding="utf-8")
+    return done
+
+
+UNBOUNDED = ("random",)
+"""Anchors left out of the interval target: the random agent loses (nearly) every game to every
+other anchor, so the games bound its rating from one side only and the prior sets the rest."""
+
+
+def _widest(fit: dict[str, Any]) -> float:
+    """The largest half-width (either side) of the 95% intervals of the anchors that the target
+    covers (all but the pin and :data:`UNBOUNDED`)."""
+    return max(max(a["rating"] - a["low"], a["high"] - a["rating"]) for a in fit["anchors"]
+               if a["name"] != PIN[0] and a["name"] not in UNBOUNDED)
+
+
+def fit_anchors(variant: str, anchors: dict[str, str], chunks: list[dict]) -> dict[str, Any]:
+    """Ratings of the anchors from finished chunks (greedy pinned at 1000), per anchor with its
+    games, score and time per move, and the side term."""
+    games = [g for c in chunks for g in c["games"]]
+    names = list(anchors)
+    pin, value = PIN
+    fit = elo_ratings(games, names, anchor=pin)
+    thinking: dict[str, list] = {}
+    for c in chunks:
+        for side, name in (("attacker", c["attacker"]), ("defender", c["defender"])):
+            secs, moves = c["timing"].get(side, (0.0, 0))
+            spent = thinking.setdefault(name, [0.0, 0])
+            spent[0] += secs
+            spent[1] += moves
+    rows = []
+    for r in fit["ratings"]:
+        secs, moves = thinking.get(r["name"], [0.0, 0])
+        rows.append({"name": r["name"], "spec": anchors[r["name"]], "rating": round(r["rating"] + value, 1),
+                     "low": round(r["low"] + value, 1), "high": round(r["high"] + value, 1),
+                     "games": r["games"], "score": round(r["score"], 4) if r["score"] is not None else None,
+                     "ms_per_move": round(1000 * secs / moves, 2) if moves else None})
+    h = fit["side_advantage"]
+    return {"anchors": rows, "games": len(games),
+            "draws": sum(g["result"] == "draw" for g in games),
+            "side_advantage": {"elo": round(h["elo"], 1), "low": round(h["low"], 1), "high": round(h["high"], 1)}}
+
+
+def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes: float | None = None,
+                  target_ci: float = 50.0, max_rounds: int | None = None, root: str | os.PathLike = "results/anchors",
+                  out: str | os.PathLike | None = None, anchors: dict[str, str] | None = None,
+                  progress: bool = True, command: str | None = None) -> dict[str, Any]:
+    """Play (or continue) the anchors' round robin of ``variant`` and write its anchor file
+    (module docstring). Returns the file's content."""
+    anchors = dict(anchors or ANCHORS[variant])
+    rules = make_rules(variant)
+    suite = load_openings(variant)
+    settings = _settings(variant, anchors, seed)
+    path = games_path(variant, root)
+    done = _read_games(path, settings)
+    if not path.is_file() or path.stat().st_size == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
+    t0 = time.monotonic()
+    deadline = None if max_minutes is None else t0 + 60 * max_minutes
+    played_now = 0
+    stopped = "target"
+    round_ = 0
+    with path.open("a", encoding="utf-8") as log, ChunkRunner(rules, jobs) as runner:
+        def record(res: ChunkResult) -> None:
+            nonlocal played_now
+            c = res.chunk
+            row = {"key": c.key, "attacker": c.attacker, "defender": c.defender, "seed": c.seed,
+                   "seconds": round(res.seconds, 3), "timing": res.timing, "games": res.games}
+            log.write(json.dumps(row) + "\n")
+            log.flush()
+            done[c.key] = row
+            played_now += len(res.games)
+            if progress:
+                print(f"\r{variant} anchors: round {round_}, {sum(len(d['games']) for d in done.values())} games "
+                      f"({played_now} now, {(time.monotonic() - t0) / 60:.1f} min)", end="", file=sys.stderr,
+                      flush=True)
+
+        while True:
+            chunks = round_chunks(variant, anchors, suite, seed, round_)
+            todo = [c for c in chunks if c.key not in done]
+            if todo:
+                if deadline is not None and time.monotonic() >= deadline:
+                    stopped = "time"
+                    break
+                # one chunk at a time per worker, so that a deadline is checked between chunks
+                for start in range(0, len(todo), max(1, jobs)):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        stopped = "time"
+                        break
+                    runner.run(todo[start:start + max(1, jobs)], on_done=record)
+                if stopped == "time":
+                    break
+            round_ += 1
+            fit = fit_anchors(variant, anchors, [done[c.key] for r in range(round_)
+                                                  for c in round_chunks(variant, anchors, suite, seed, r)])
+            if _widest(fit) <= target_ci:
+                break
+            if max_rounds is not None and round_ >= max_rounds:
+                stopped = "rounds"
+                break
+    if progress:
+        print(file=sys.stderr)
+    finished = [done[c.key] for r in range(round_ + 1) for c in round_chunks(variant, anchors, suite, seed, r)
+                if c.key in done]
+    fit = fit_anchors(variant, anchors, finished)
+    widest = _widest(fit)
+    result = {
+        "variant": variant, "pin": {"name": PIN[0], "rating": PIN[1]}, **fit,
+        "rounds": round_, "seed": seed, "max_turns": rules.max_turns, "block": BLOCK,
+        "openings": {"file": f"data/openings/{variant}.json", "count": len(suite),
+                     "sha256": settings["openings_sha256"]},
+        "target_ci": target_ci, "widest_half_interval": round(widest, 1), "target_met": widest <= target_ci,
+        "stopped": stopped, "schedule": "neighbours every round, two apart every 2nd, others every 8th",
+        "model": "Bradley-Terry (logistic Elo) with a side term; 95% profile-likelihood intervals; draws 1/2",
+        "command": command or f"python -m agents.evaluation.anchors build {variant} --seed {seed}",
+        "games_file": str(path), "built": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.platform()}",
+        "minutes_this_run": round((time.monotonic() - t0) / 60, 1),
+    }
+    write_json_atomic(out if out is not None else anchors_path(variant), result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m agents.evaluation.anchors",
+                                description="Build (or continue) a variant's anchor ratings: the paired round "
+                                            "robin of agents/evaluation/anchors.py, resumable; writes "
+                                            "agents/evaluation/data/anchors/VARIANT.json at the end.")
+    sub = p.add_subparsers(dest="what", required=True)
+    b = sub.add_parser("build", help="play the round robin (continuing a recorded one) and write the anchor file")
+    b.add_argument("variant", choices=VARIANTS)
+    b.add_argument("--seed", type=int, default=2026)
+    b.add_argument("--jobs", type=int, default=1, help="worker processes")
+    b.add_argument("--max-minutes", type=float, help="stop (between chunks) after M minutes; a later run continues")
+    b.add_argument("--target-ci", type=float, default=50.0, help="stop once every anchor's 95%% interval is "
+                                                                 "within +-ELO (default 50)")
+    b.add_argument("--max-rounds", type=int, help="stop after this many rounds")
+    b.add_argument("--root", default="results/anchors", help="where games.jsonl is kept (default results/anchors)")
+    b.add_argument("--out", help="write the anchor file here instead of the shipped one")
+    args = p.parse_args(argv)
+    command = "python -m agents.evaluation.anchors " + " ".join(argv if argv is not None else sys.argv[1:])
+    res = build_anchors(args.variant, seed=args.seed, jobs=args.jobs, max_minutes=args.max_minutes,
+                        target_ci=args.target_ci, max_rounds=args.max_rounds, root=args.root, out=args.out,
+                        command=command)
+    print(f"{args.variant}: {res['games']} games, {res['rounds']} rounds, widest interval +-{res['widest_half_interval']} "
+          f"(target {'met' if res['target_met'] else 'not met'}; stopped: {res['stopped']})")
+    for a in sorted(res["anchors"], key=lambda a: a["rating"]):
+        print(f"  {a['name']:<10} {a['spec']:<24} {a['rating']:8.1f} [{a['low']:.1f}, {a['high']:.1f}]  "
+              f"{a['games']} games  {a['ms_per_move']} ms/move")
+    print(f"  side advantage (attackers): {res['side_advantage']['elo']} Elo")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
