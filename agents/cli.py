@@ -9,7 +9,6 @@ asked for. Each ``add_*`` function adds one sub-parser; the commands report bad 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -349,16 +348,6 @@ def add_play(sub) -> None:
     p.set_defaults(func=cmd_play)
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return value
-
-
 def cmd_rate(args: argparse.Namespace) -> int:
     require("eval", f"{PROG} rate")
     from .base import AgentSpecError
@@ -409,18 +398,18 @@ def add_rate(sub) -> None:
     p.add_argument("--variant", required=True, metavar="VARIANT", help="the variant (tafl variants)")
     p.add_argument("--games", type=positive_int, default=400, metavar="N",
                    help="the most games to play (default 400; rounded up to whole game pairs of a block)")
-    p.add_argument("--target-ci", type=_positive_float, metavar="ELO",
+    p.add_argument("--target-ci", type=bounded_float(0, 10_000, "an Elo half-width", low_open=True), metavar="ELO",
                    help="stop once the 95%% interval is within +-ELO")
-    p.add_argument("--sprt", type=float, nargs=2, metavar=("ELO0", "ELO1"),
+    p.add_argument("--sprt", type=bounded_float(-10_000, 10_000, "an Elo"), nargs=2, metavar=("ELO0", "ELO1"),
                    help="stop when the SPRT (alpha = beta = 0.05) accepts H0: Elo = ELO0 or H1: Elo = ELO1")
-    p.add_argument("--time-per-move", type=_positive_float, metavar="T",
+    p.add_argument("--time-per-move", type=bounded_float(0, 3600, "seconds a move", low_open=True), metavar="T",
                    help="a searching AGENT (mcts:...) gets T seconds a move instead of its simulations "
                         "(the anchors keep their simulation budgets; their time per move is in the anchor file)")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N", help="worker processes (default 1)")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
                    help="play the games as Ray tasks: on the cluster at ADDRESS, else $RAY_ADDRESS, else a local Ray "
                         "(needs the 'rllib' extra); the same games as a local run")
-    p.add_argument("--seed", type=non_negative_int, default=0, help="the base seed of every game (default 0)")
+    p.add_argument("--seed", type=seed_int, default=0, help="the base seed of every game (default 0)")
     p.add_argument("--anchors", metavar="FILE", help="an anchor file instead of the shipped one")
     p.add_argument("--openings", metavar="FILE", help="an opening suite file instead of the shipped one")
     p.add_argument("--leaderboard", nargs="?", const="", metavar="NAME",
