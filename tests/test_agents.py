@@ -11,6 +11,7 @@ from tafl_env.engine import Engine
 from tafl_env.perft import expand
 
 from agents import make_agent
+from agents.base import AgentSpecError
 from agents.evaluators import RolloutEvaluator
 from agents.greedy import GreedyAgent
 from agents.mcts import MCTSAgent
@@ -416,15 +417,18 @@ def test_policy_agent_legal(tmp_path, variant):
                         policy_kwargs=dict(net_arch=[16]), device="cpu")
     path = tmp_path / "tiny.zip"
     model.save(path)
+    # not this package's board network: policy: refuses to unpickle it and names the opt-in
+    with pytest.raises(AgentSpecError, match="unpickle-policy:"):
+        make_agent(f"policy:{path}", seed=0)
     for det in (True, False):
-        agent = make_agent(f"policy:{path}", seed=0, deterministic=det)
+        agent = make_agent(f"unpickle-policy:{path}", seed=0, deterministic=det)
         assert isinstance(agent, PolicyAgent)
         st = random_positions(eng, 10, 40, seed=3)
         st.put([0], random_positions(eng, 1, 400, seed=4))
         assert_legal(eng, st, agent.act(eng, st))
     if variant == "legacy_berserk":
         ch = chain_states(eng, want=3)
-        assert_legal(eng, ch, PolicyAgent(path, seed=1).act(eng, ch))
+        assert_legal(eng, ch, PolicyAgent(path, seed=1, unpickle=True).act(eng, ch))
 
 
 # --- greedy's Berserk filters must keep chains that win -------------------------------------------

@@ -141,7 +141,7 @@ def _flood(rw, seed_row, open_row, n, full, edge_rows, stop_row):
     return False
 
 
-@leaf
+@helper
 def enc_prefilter(S, tb, at, c, rw):
     """Attackers to move in row ``c``: 0 no single move can encircle, 1 the moves to a square of
     ``Ns`` (left in rw[RW_NS]) or next to a defender must be checked, 2 every move must be."""
@@ -216,7 +216,7 @@ def enc_prefilter(S, tb, at, c, rw):
     return 1
 
 
-@leaf
+@helper
 def may_encircle(tb, rw, to):
     """After enc_prefilter: with ``to`` closed (the origin kept closed, which only shrinks the
     reach), does no defender other than those next to ``to`` stay reachable from the edge?"""
@@ -236,7 +236,7 @@ def may_encircle(tb, rw, to):
 
 
 # --- the opponent's replies --------------------------------------------------------------------
-@leaf
+@helper
 def chain_wins(S, tb, base, o, info, scratch, cacts, ccnt, cidx):
     """Row ``base`` has a berserk chain of ``o`` pending: can some continuation sequence (pass
     included) win for ``o``? A depth-first search on rows base+1 ...; the rows' repetition tables
@@ -265,7 +265,7 @@ def chain_wins(S, tb, base, o, info, scratch, cacts, ccnt, cidx):
     return False
 
 
-@leaf
+@helper
 def reply_wins(S, tb, c, r, a, o, info, scratch, cacts, ccnt, cidx):
     """Play ``o``'s reply ``a`` from row ``c`` in row ``r`` (whose tables equal ``c``'s): does it
     win at once (its chains searched to the end)?"""
@@ -298,7 +298,7 @@ def _king_precheck(S, tb, c, origin, to, piece, ks):
     return 0
 
 
-@leaf
+@helper
 def _king_capture_replies(S, tb, c, r, info, scratch, cacts, ccnt, cidx, synced):
     """Attackers to move in row ``c`` (no Berserk): does a move landing next to the king capture
     him? Candidates come from rays cast from the king's empty neighbours."""
@@ -446,7 +446,7 @@ def has_repeat(S, g):
     return False
 
 
-@leaf
+@inlined
 def play_child(S, tb, p, c, a, info, scratch):
     """Row ``c`` := row ``p`` with action ``a`` played; a berserk chain it opens is judged as the
     position after its pass (agents/greedy.py). Row ``c``'s tables must equal row ``p``'s."""
@@ -458,7 +458,7 @@ def play_child(S, tb, p, c, a, info, scratch):
         a = tb.params[P_PASS]
 
 
-@leaf
+@inlined
 def child_score(S, tb, at, p, c, a, i, before, caps, emov, info, scratch, stamp, gen):
     """Play action ``a`` of row ``p`` into row ``c`` and score it without the opponent check:
     ``WIN``/``0``/``LOSS`` for a finished game, else ``W_CAPTURE * captures + E_mover`` (an
@@ -481,7 +481,7 @@ def child_score(S, tb, at, p, c, a, i, before, caps, emov, info, scratch, stamp,
     return W_CAPTURE * cap + em, True
 
 
-@leaf
+@inlined
 def node_setup(S, tb, p, acts):
     """Row ``p``'s legal actions into ``acts``; returns their count, the enemy's pieces before the
     move (captures are the difference) and whether a position of row ``p`` has occurred twice

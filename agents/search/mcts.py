@@ -104,7 +104,7 @@ def _new_node(hdr, nodes, side, key, turn):
     return i
 
 
-@leaf
+@helper
 def _expand(S, tb, at, row, node, hdr, nodes, edges, bufs, e0, value_scale, temperature):
     """Score row ``row``'s moves and fill ``node``'s edges, value and proof."""
     n_first, n_count, n_visits, n_value, n_proven, n_side, n_key, n_turn, n_term = nodes
@@ -249,7 +249,7 @@ def classify(tb, node, nodes, edges, acts, scores, n):
     n_value[node] = -1.0
 
 
-@leaf
+@helper
 def playouts(S, tb, at, cfg, rng, bufs, side, e0, value_scale):
     """The mean result of ``cfg[C_ROLLOUTS]`` playouts from the leaf in row 1 for ``side``: at
     most ``cfg[C_MAX_TURNS]`` actions each (random, or the greedy agent's choice), on row

@@ -218,22 +218,14 @@ kernel = njit(**SERIAL_OPTIONS)
 """Decorator of the serial kernels and of the per-game helpers they call."""
 
 helper = kernel
-"""The per-game helpers (same build; the name says a function is not called from Python).
-
-Every compiled function is a library of its own, and numba finishes a library by linking in its
-callees' libraries and running LLVM's full optimization over the whole linked module: a chain
-of helpers re-optimizes the code at its bottom once per level (a one-line wrapper around the
-greedy search took 20 s of its cold compile). So a helper is for a function called from several
-places whose body is worth compiling once; a function with one caller, or a thin wrapper, is a
-:data:`leaf`."""
+"""The per-game helpers (same build; the name says a function is not called from Python)."""
 
 leaf = numba.njit(inline="always", **SERIAL_OPTIONS)   # inlined before typing: no call typed
-"""Small helpers called many times a move (bit counts, one piece's moves, one square's toggles),
-and functions with a single caller: inlined by numba into their callers, since a call between
-compiled functions is not inlined by LLVM and costs more than these functions' work, and a
-library of their own would be optimized once more in each caller (:data:`helper`). Not the big
-per-move functions called from many places: inlining those into every kernel made the cold
-compile five times longer (they are :data:`inlined`)."""
+"""Small helpers called many times a move (bit counts, one piece's moves, one square's toggles):
+inlined by numba into their callers, since a call between compiled functions is not inlined by
+LLVM and costs more than these functions' work. Only small ones: inlining the big per-move
+functions into every kernel made the cold compile five times longer (and inlining the greedy
+search's single-caller helpers made its first move's compile a quarter longer)."""
 
 inlined = njit(forceinline=True, **SERIAL_OPTIONS)
 """Big per-game functions called once a move (the step; the greedy agent's evaluation, once a
