@@ -352,8 +352,8 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
                                 f"loss {metrics.get('loss', float('nan')):.3f}, "
                                 f"{gb.leaf_evaluations / max(sp_time, 1e-9):.0f} evals/s", refresh=False)
             if it % cfg["pool_every"] == 0:
+                run.add_to_pool()                    # the checkpoint written next holds it
                 last_ckpt = run.save_checkpoint()
-                run.add_to_pool()
                 if workers is not None:
                     workers.set_pool(run.pool_nets())
                 else:
