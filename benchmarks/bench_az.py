@@ -14,6 +14,12 @@ Torch runs on ``--threads`` threads (1, as the configs do), numba on one.
 
     python benchmarks/bench_az.py                                  # legacy_ard_ri and historical_tablut
     python benchmarks/bench_az.py --variants legacy_ard_ri --seconds 20 --write
+    python benchmarks/bench_az.py --variants legacy_ard_ri --ray-workers 1 2 --write   # Ray scaling
+
+"Recorded pos/s" counts the positions of games that finished within the timed window (long games,
+as in Tablut, finish few in a short window). With ``--ray-workers``, self-play runs on that many
+Ray actors of a local Ray (:class:`agents.az.workers.RaySelfPlay`, as training with ``workers: N``
+does) for ``--seconds`` each, and the moves per second of each count are compared.
 """
 
 from __future__ import annotations
@@ -87,19 +93,70 @@ def run(variant: str, seconds: float, threads: int) -> dict:
     return out
 
 
+def ray_scaling(variant: str, counts: list, seconds: float) -> list:
+    """Self-play moves per second on ``count`` Ray actors, for each count."""
+    import ray
+
+    from agents.az.config import validate_az_config
+    from agents.az.network import AZNet
+    from agents.az.workers import RaySelfPlay
+    from agents.config import read_yaml_config
+
+    cfg = validate_az_config(read_yaml_config(ROOT / "configs" / "az" / f"{variant}.yaml"))
+    rows = []
+    for count in counts:
+        ray.init(num_cpus=count, include_dashboard=False, logging_level="ERROR")
+        try:
+            from tafl_env.game import engine_for
+            from agents.az.config import rules_of
+
+            net = AZNet(engine_for(rules_of(cfg)).n, channels=cfg["channels"], blocks=cfg["blocks"],
+                        value_hidden=cfg["value_hidden"])
+            workers = RaySelfPlay(cfg, count, 0)
+            workers.play(net, 1)                     # start-up and compile, not timed
+            t0, moves, evals = time.perf_counter(), 0, 0
+            while time.perf_counter() - t0 < seconds:
+                gb = workers.play(net, 1)
+                moves += gb.moves
+                evals += gb.leaf_evaluations
+            dt = time.perf_counter() - t0
+            rows.append({"workers": count, "moves_per_s": moves / dt, "evals_per_s": evals / dt})
+            print(rows[-1], flush=True)
+        finally:
+            ray.shutdown()
+    return rows
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--variants", nargs="+", default=["legacy_ard_ri", "historical_tablut"])
     p.add_argument("--seconds", type=float, default=15.0, help="timed self-play seconds per variant")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--write", action="store_true", help="write the figures to benchmarks/RESULTS.md")
+    p.add_argument("--ray-workers", type=int, nargs="+", metavar="N",
+                   help="measure self-play on N Ray actors instead (first variant only)")
     args = p.parse_args(argv)
+    if args.ray_workers:
+        rows = ray_scaling(args.variants[0], args.ray_workers, args.seconds)
+        base = rows[0]["moves_per_s"]
+        text = "\n".join(["| Ray self-play actors | moves/s | network evals/s | vs the first |", "|---:|---:|---:|---:|"]
+                         + [f"| {r['workers']} | {r['moves_per_s']:,.1f} | {r['evals_per_s']:,.0f} | "
+                            f"{r['moves_per_s'] / base:.2f}x |" for r in rows])
+        print(text)
+        if args.write:
+            from tafl_env.bench import append_section, machine_info
+
+            append_section(ROOT / "benchmarks" / "RESULTS.md", f"AlphaZero Ray self-play scaling ({args.variants[0]})",
+                           machine_info("torch", "ray"), "python " + " ".join(["benchmarks/bench_az.py", *sys.argv[1:]]),
+                           text, notes=("each actor: one CPU, its own games (the config's), torch 1 thread",
+                                        "the machine is shared with other jobs: figures are lower bounds"))
+        return 0
     rows = []
     for v in args.variants:
         r = run(v, args.seconds, args.threads)
         rows.append(r)
         print(r, flush=True)
-    body = ["| variant | board | net (ch x blocks) | games | sims (full/fast share) | network pos/s | "
+    body = ["| variant | board | net (ch x blocks) | games | full sims | network pos/s | "
             "search evals/s | search moves/s | self-play moves/s | self-play evals/s | recorded pos/s |",
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:

@@ -277,8 +277,7 @@ def _tiny(variant, **more):
     return validate_az_config(raw, f"configs/az/{variant}.yaml")
 
 
-@pytest.mark.parametrize("variant", [pytest.param(v, marks=pytest.mark.slow) if v == "legacy_alea_evangelii"
-                                     else v for v in VARIANTS])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_every_config_trains_two_iterations(variant, tmp_path):
     from agents.az.train import train_az
 
