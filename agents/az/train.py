@@ -129,6 +129,11 @@ class _Run:
             replay = resume / "replay.npz"
             if replay.is_file():
                 self.window = ReplayWindow.load(replay, cfg["replay_window"])
+            else:     # an older checkpoint: only the newest keeps its window
+                import warnings
+
+                warnings.warn(f"{resume} holds no replay window (only a run's newest checkpoint "
+                              "keeps one): the window starts empty", stacklevel=2)
             ev = out / "eval.json"
             if ev.is_file():
                 self.evals = [e for e in json.loads(ev.read_text())
