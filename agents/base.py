@@ -134,7 +134,7 @@ def _load_builtin_agents() -> None:
     import importlib
 
     for module in ("agents.random_agent", "agents.greedy", "agents.mcts", "agents.policy",
-                   "agents.rllib.agent"):
+                   "agents.rllib.agent", "agents.az.agent"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:  # a module not written yet, or an optional dependency

@@ -83,8 +83,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if config.get("backend") == "rllib":
         return _train_rllib(args, config)
+    if config.get("backend") == "az":
+        return _train_az(args, config)
     if args.address is not None:
-        raise CommandError(f"--address is for configs with backend: rllib; {args.config} trains with sb3")
+        raise CommandError(f"--address is for configs with backend: rllib or az; {args.config} trains with sb3")
     from .training import format_summary, train
 
     try:
@@ -110,6 +112,10 @@ def _load_train_config(path: str) -> dict:
     from .config import read_yaml_config
 
     raw = read_yaml_config(path)
+    if isinstance(raw, dict) and raw.get("backend") == "az":
+        from .az.config import validate_az_config
+
+        return validate_az_config(raw, source=str(path))
     if isinstance(raw, dict) and raw.get("backend") == "rllib":
         require("rllib", f"{PROG} train with backend: rllib")
         from .rllib.config import validate_rllib_config
@@ -129,6 +135,29 @@ def _train_rllib(args: argparse.Namespace, config: dict) -> int:
                               final_eval=not args.no_eval, address=args.address, max_minutes=args.max_minutes,
                               command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
     except AgentsError as exc:
+        raise CommandError(str(exc)) from None
+    except FileNotFoundError as exc:
+        raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    print(format_summary(summary))
+    print(f"results written to {summary['out']}")
+    if args.json:
+        emit_json(summary)
+    return 0
+
+
+def _train_az(args: argparse.Namespace, config: dict) -> int:
+    from .az.train import format_summary, train_az
+    from .config import ConfigError
+
+    if args.timesteps is not None:
+        raise CommandError(f"--timesteps is for sb3 and rllib configs; {args.config} (backend: az) counts "
+                           "'iterations' (and --max-minutes)")
+    try:
+        summary = train_az(config, out_dir=args.out, resume=args.resume, seed=args.seed,
+                           max_minutes=args.max_minutes, progress=False if args.no_progress else None,
+                           final_eval=not args.no_eval, address=args.address,
+                           command=" ".join([PROG, "train", *sys.argv[2:]]) if sys.argv[1:2] == ["train"] else None)
+    except ConfigError as exc:
         raise CommandError(str(exc)) from None
     except FileNotFoundError as exc:
         raise CommandError(f"cannot read {exc.filename}: {exc.strerror}") from None
@@ -320,9 +349,10 @@ def add_train(sub) -> None:
     p.add_argument("--max-minutes", type=bounded_float(0, MAX_MINUTES, "a number of minutes", low_open=True),
                    metavar="M", help="stop after M minutes of wall time")
     p.add_argument("--resume", metavar="CKPT", help="continue from a checkpoint: OUT/checkpoints/step_T.zip "
-                                                    "(sb3) or the directory OUT/checkpoints/step_T (rllib)")
+                                                    "(sb3), the directory OUT/checkpoints/step_T (rllib) or "
+                                                    "OUT/checkpoints/iter_XXXXXX (az)")
     p.add_argument("--address", metavar="ADDRESS",
-                   help="backend: rllib only: the Ray cluster to join (HOST:PORT, ray://HOST:PORT or auto); "
+                   help="backend: rllib or az: the Ray cluster to join (HOST:PORT, ray://HOST:PORT or auto); "
                         "default $RAY_ADDRESS, else a local Ray started and shut down by the run")
     p.add_argument("--no-eval", action="store_true", help="skip the final evaluation")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -1,0 +1,235 @@
+"""The AlphaZero agents: the network with its search (``az``) and the network alone
+(``azpolicy``).
+
+Specs (:func:`agents.make_agent`, ``tafl play --vs``, ``tafl eval`` configs):
+
+- ``az:PATH`` / ``az:PATH:SIMS`` / ``az:PATH:Ts`` — the model at PATH (``NAME.pt`` with its
+  ``NAME.json``, or a training checkpoint folder) searching ``SIMS`` simulations per move (default
+  64) or about ``T`` seconds per move of each game (``az:model.pt:0.5s``: the simulation count is
+  set from the measured speed of the previous moves, the first move probing with 16);
+- ``az:<variant>[:SIMS|:Ts]`` — the model shipped for that variant (``agents/pretrained/<variant>_az.pt``);
+- ``azpolicy:PATH`` / ``azpolicy:<variant>`` — the network alone: the legal move of the highest
+  logit (no search), the figure that says what the network itself learned.
+
+The search is :class:`~agents.az.search.BatchedSearch` with a Gumbel root and no noise by default
+(``gumbel_scale=0``: the ``considered`` moves of the highest prior, the move among the most
+visited by ``logits + sigma(q)``), so an agent plays the same game for the same position; every
+game of a batch is searched at once. The model records its rules (:mod:`.checkpoint`): the agent
+refuses any other game (another move cap is fine).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tafl_env.engine import Engine, State
+from tafl_env.rules import VARIANTS
+
+from ..base import Agent, AgentSpecError, register_agent
+from .search import BatchedSearch, SearchSettings
+
+__all__ = ["AZAgent", "AZPolicyAgent", "shipped_model", "parse_az_spec"]
+
+PROBE_SIMULATIONS = 16
+PRETRAINED = Path(__file__).resolve().parent.parent / "pretrained"
+
+
+def shipped_model(variant: str) -> Path | None:
+    """The AZ model shipped for ``variant`` (``agents/pretrained/<variant>_az.pt``), or None."""
+    path = PRETRAINED / f"{variant}_az.pt"
+    return path if variant in VARIANTS and path.is_file() else None
+
+
+def _resolve(arg: str, kind: str) -> Path:
+    if arg in VARIANTS:
+        path = shipped_model(arg)
+        if path is None:
+            have = sorted(v for v in VARIANTS if shipped_model(v))
+            raise AgentSpecError(f"no AZ model is shipped for {arg} (shipped: {', '.join(have) or 'none'}); "
+                                 f"give a path: {kind}:PATH")
+        return path
+    path = Path(arg)
+    from .checkpoint import model_paths
+
+    pt, js = model_paths(path)
+    if not pt.is_file():
+        raise AgentSpecError(f"{kind}: no model at {arg!r} (expected NAME.pt with NAME.json, a checkpoint "
+                             f"folder, or a variant id: {', '.join(VARIANTS)})")
+    return pt
+
+
+def parse_az_spec(arg: str | None) -> tuple[str, int, float | None]:
+    """``PATH[:SIMS|:Ts]`` → (PATH, simulations, seconds or None); the budget is the last part
+    when it reads as one, so a path may hold colons.
+
+    >>> parse_az_spec("runs/az/final.pt:128"), parse_az_spec("legacy_ard_ri:0.5s")
+    (('runs/az/final.pt', 128, None), ('legacy_ard_ri', 64, 0.5))
+    """
+    if not arg or not arg.strip():
+        raise AgentSpecError("az needs a model: az:PATH[:SIMS] or az:<variant>[:SIMS]")
+    head, sep, tail = arg.rpartition(":")
+    if sep and head:
+        try:
+            if tail.endswith("s"):
+                seconds = float(tail[:-1])
+                if not seconds > 0:
+                    raise AgentSpecError(f"az: the time per move must be > 0, got {tail!r}")
+                return head, 64, seconds
+            sims = int(tail)
+            if sims < 1:
+                raise AgentSpecError(f"az: simulations must be >= 1, got {tail!r}")
+            return head, sims, None
+        except ValueError as exc:
+            if isinstance(exc, AgentSpecError):
+                raise
+    return arg, 64, None
+
+
+class _Model:
+    """A loaded network, its record and its evaluator."""
+
+    def __init__(self, model, record: dict | None, device: str):
+        import torch as th
+
+        from .checkpoint import load_model
+        from .network import AZNet, Evaluator
+
+        if isinstance(model, AZNet):
+            if record is None:
+                raise ValueError("an AZNet needs its record (the rules it was trained on)")
+            self.net, self.record, self.path = model, record, None
+        else:
+            self.path = _resolve(os.fspath(model), "az")
+            from .checkpoint import CheckpointError
+
+            try:
+                self.net, self.record = load_model(self.path, device)
+            except CheckpointError as exc:
+                raise AgentSpecError(str(exc)) from None
+        self.device = device
+        self.evaluate = Evaluator(self.net, device)
+        self._checked: set = set()
+        self.th = th
+
+    def check_rules(self, rules, name: str) -> None:
+        from ..policy import rules_mismatch
+
+        if rules in self._checked:
+            return
+        n = self.record["network"].get("board_size")
+        if n != rules.board_size:
+            raise AgentSpecError(f"{name} plays a {n}x{n} board; {rules.name} is "
+                                 f"{rules.board_size}x{rules.board_size}")
+        problem = rules_mismatch(self.record, rules)
+        if problem:
+            raise AgentSpecError(f"{name} was trained on {problem}")
+        self._checked.add(rules)
+
+
+class AZAgent(Agent):
+    """The network with the batched search (module docstring).
+
+    Args:
+        model: a model path (or a variant id: the shipped model), or an ``AZNet`` with ``record``.
+        simulations: per move and game (unless ``seconds``).
+        seconds: about this much time per move of each game (a batch of B games: B times as long).
+        device: where the network runs.
+        **search: :class:`~agents.az.search.SearchSettings` fields (``root``, ``considered``,
+            ``gumbel_scale``, ...).
+    """
+
+    name = "az"
+
+    def __init__(self, model, simulations: int = 64, seconds: float | None = None, device: str = "cpu",
+                 record: dict | None = None, seed: int | None = None, **search):
+        super().__init__(seed)
+        if isinstance(simulations, bool) or int(simulations) < 1:
+            raise ValueError(f"simulations must be >= 1, got {simulations!r}")
+        if seconds is not None and not float(seconds) > 0:
+            raise ValueError(f"seconds must be > 0, got {seconds!r}")
+        search.setdefault("gumbel_scale", 0.0)
+        self.settings = SearchSettings(**search)
+        self.model = _Model(model, record, device)
+        self.simulations = int(simulations)
+        self.seconds = None if seconds is None else float(seconds)
+        self._per_sim: float | None = None       # seconds per simulation and game, measured
+        self._searches: dict[int, BatchedSearch] = {}
+        where = self.model.path if self.model.path is not None else "<network>"
+        self.name = f"az:{where}:{f'{self.seconds:g}s' if self.seconds else self.simulations}"
+        self.last_simulations = np.zeros(0, dtype=np.int64)
+
+    def check_rules(self, rules) -> str | None:
+        self.model.check_rules(rules, self.name)
+        return None
+
+    def _budget(self) -> int:
+        if self.seconds is None:
+            return self.simulations
+        if self._per_sim is None:
+            return PROBE_SIMULATIONS
+        return max(1, int(self.seconds / self._per_sim))
+
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        self.model.check_rules(engine.rules, self.name)
+        search = self._searches.get(id(engine))
+        if search is None or search.engine is not engine:
+            search = self._searches[id(engine)] = BatchedSearch(engine, self.model.evaluate, self.settings, self.rng)
+        search.rng = self.rng
+        sims = self._budget()
+        t0 = time.perf_counter()
+        res = search.run(state, sims, noise=self.settings.gumbel_scale > 0)
+        spent = time.perf_counter() - t0
+        if self.seconds is not None and res.simulations.max() > 0:
+            per = spent / (len(state) * max(1, int(res.simulations.max())))
+            self._per_sim = per if self._per_sim is None else 0.5 * (self._per_sim + per)
+        self.last_simulations = res.simulations
+        return res.action
+
+
+class AZPolicyAgent(Agent):
+    """The network alone: the legal move of the highest logit (``deterministic``), or a sample
+    of the softmax over the legal moves."""
+
+    name = "azpolicy"
+
+    def __init__(self, model, device: str = "cpu", record: dict | None = None, deterministic: bool = True,
+                 seed: int | None = None):
+        super().__init__(seed)
+        self.model = _Model(model, record, device)
+        self.deterministic = deterministic
+        where = self.model.path if self.model.path is not None else "<network>"
+        self.name = f"azpolicy:{where}"
+
+    def check_rules(self, rules) -> str | None:
+        self.model.check_rules(rules, self.name)
+        return None
+
+    def choose(self, engine: Engine, state: State) -> np.ndarray:
+        self.model.check_rules(engine.rules, self.name)
+        logits, _ = self.model.evaluate(engine, state)
+        mask = engine.legal_action_mask(state).astype(bool)
+        z = np.where(mask, logits.astype(np.float64), -np.inf)
+        if not self.deterministic:
+            z = z + self.rng.gumbel(size=z.shape)
+        return z.argmax(axis=1).astype(np.int64)
+
+
+def _az_factory(arg, seed=None, **kw):
+    path, sims, seconds = parse_az_spec(arg)
+    _resolve(path, "az")
+    return AZAgent(path, simulations=sims, seconds=seconds, seed=seed, **kw)
+
+
+def _azpolicy_factory(arg, seed=None, **kw):
+    if not arg or not arg.strip():
+        raise AgentSpecError("azpolicy needs a model: azpolicy:PATH or azpolicy:<variant>")
+    _resolve(arg, "azpolicy")
+    return AZPolicyAgent(arg, seed=seed, **kw)
+
+
+register_agent("az", _az_factory, takes_argument=True)
+register_agent("azpolicy", _azpolicy_factory, takes_argument=True)

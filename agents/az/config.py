@@ -1,0 +1,164 @@
+"""The config of an AlphaZero training run (``backend: az``, ``configs/az/*.yaml``):
+:data:`AZ_SCHEMA` and its checks.
+
+Every field has a type, a default, a meaning and a range check (:class:`agents.config.FieldSpec`);
+:func:`validate_az_config` also checks what spans fields (the rule options exist, a fast search
+is not bigger than a full one, the learner's minibatch fits in the window). ``tafl train`` reads a
+config of this kind by its ``backend`` field.
+
+    >>> cfg = validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 10})
+    >>> cfg["root"], cfg["simulations"], cfg["symmetries"]
+    ('gumbel', 32, 'rules')
+    >>> try:
+    ...     validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 10,
+    ...                         "fast_simulations": 64})
+    ... except ConfigError as exc:
+    ...     print(exc)
+    az config: field 'fast_simulations': must be <= simulations (32), got 64
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tafl_env.errors import InvalidOptionError
+from tafl_env.rules import VARIANTS, make_rules
+
+from ..config import ConfigError, FieldSpec, check_schema
+from .search import INTERIOR_RULES, ROOT_RULES
+from .symmetry import SYMMETRY_SETS
+
+__all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of"]
+
+
+def _pos(v):
+    return None if v > 0 else f"must be > 0, got {v}"
+
+
+def _nonneg(v):
+    return None if v >= 0 else f"must be >= 0, got {v}"
+
+
+def _unit(v):
+    return None if 0 <= v <= 1 else f"must lie in [0, 1], got {v}"
+
+
+def _value(v):
+    return None if -1 <= v <= 1 else f"must lie in [-1, 1], got {v}"
+
+
+def _one_of(choices):
+    return lambda v: None if v in choices else f"must be one of {', '.join(choices)}, got {v!r}"
+
+
+def _opponents(v):
+    for x in v:
+        if not isinstance(x, str) or not x.strip():
+            return f"each opponent must be an agent spec (text), got {x!r}"
+    return None
+
+
+_NUM = (int, float)
+
+AZ_SCHEMA: dict[str, FieldSpec] = {
+    "backend": FieldSpec((str,), True, None, "the trainer: 'az' for this schema", _one_of(("az",))),
+    "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)", _one_of(VARIANTS)),
+    "description": FieldSpec((str,), False, "", "free text", None),
+    "seed": FieldSpec((int,), False, 0, "seed of the network, the games' noise and the evaluations", _nonneg),
+    "iterations": FieldSpec((int,), True, None, "self-play + learning iterations to run (in all, resumes included)", _pos),
+    "max_minutes": FieldSpec((int, float, type(None)), False, None,
+                             "stop after this many minutes of wall time (null: no limit)",
+                             lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
+    "max_turns": FieldSpec((int, type(None)), False, None, "move cap in turns; null: the variant's default",
+                           lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
+    "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) for make_rules", None),
+    # the network
+    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _pos),
+    "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", _nonneg),
+    "value_hidden": FieldSpec((int,), False, 64, "units of the value head's hidden layer", _pos),
+    "torch_threads": FieldSpec((int,), False, 1, "torch CPU threads", _pos),
+    "device": FieldSpec((str,), False, "auto", "where the network runs: auto (a GPU when present), cpu, cuda",
+                        _one_of(("auto", "cpu", "cuda"))),
+    # self-play
+    "games": FieldSpec((int,), False, 128, "games played at once (one search batch)", _pos),
+    "positions_per_iteration": FieldSpec((int,), False, 2048, "recorded positions of self-play per iteration", _pos),
+    "simulations": FieldSpec((int,), False, 32, "simulations of a full search (recorded as a target)", _pos),
+    "fast_simulations": FieldSpec((int,), False, 8, "simulations of a fast search (played, not recorded)", _pos),
+    "full_search_fraction": FieldSpec(_NUM, False, 0.25, "chance that a move gets a full search "
+                                      "(playout-cap randomisation; 1: every move)", _unit),
+    "opening_moves": FieldSpec((int,), False, 4, "first turns of a game whose move is drawn by visit counts", _nonneg),
+    "past_share": FieldSpec(_NUM, False, 0.25, "share of games against a past checkpoint (role forgetting)", _unit),
+    "pool_size": FieldSpec((int,), False, 4, "past checkpoints kept for those games", _pos),
+    "pool_every": FieldSpec((int,), False, 5, "iterations between checkpoints added to the pool", _pos),
+    # the search
+    "root": FieldSpec((str,), False, "gumbel", "root rule: gumbel (Sequential Halving) or puct (Dirichlet noise)",
+                      _one_of(ROOT_RULES)),
+    "interior": FieldSpec((str,), False, "gumbel", "inner rule: gumbel (deterministic) or puct",
+                          _one_of(INTERIOR_RULES)),
+    "considered_actions": FieldSpec((int,), False, 16, "actions sampled at a Gumbel root (m)", _pos),
+    "gumbel_scale": FieldSpec(_NUM, False, 1.0, "scale of the root's Gumbel noise in self-play", _nonneg),
+    "c_visit": FieldSpec(_NUM, False, 50.0, "sigma(q) = (c_visit + max N) * c_scale * q", _pos),
+    "c_scale": FieldSpec(_NUM, False, 0.1, "see c_visit", _pos),
+    "rescale_q": FieldSpec((bool,), False, True, "rescale completed Q-values to [0, 1] per node", None),
+    "c_puct": FieldSpec(_NUM, False, 1.5, "PUCT exploration constant", _pos),
+    "dirichlet_alpha": FieldSpec(_NUM, False, 0.3, "Dirichlet noise concentration (root: puct)", _pos),
+    "dirichlet_fraction": FieldSpec(_NUM, False, 0.25, "weight of the Dirichlet noise (root: puct)", _unit),
+    "leaves_per_tree": FieldSpec((int,), False, 4, "walks per tree and forward pass (virtual loss)", _pos),
+    "root_check": FieldSpec((bool,), False, True, "check every root's wins and losses in one exactly", None),
+    # targets
+    "draw_value": FieldSpec(_NUM, False, 0.0, "value target of a drawn game, for both sides", _value),
+    "capped_value": FieldSpec(_NUM, False, 0.0, "value target of a game cut at the move cap, for both sides", _value),
+    "value_mix": FieldSpec(_NUM, False, 0.0, "weight of the root's search value in the value target", _unit),
+    # replay and learner
+    "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window", _pos),
+    "min_replay": FieldSpec((int,), False, 2048, "positions in the window before the learner starts", _pos),
+    "symmetries": FieldSpec((str,), False, "rules", "augmentation: rules (every symmetry of the rules), "
+                            "layout (those that keep the start position too), none", _one_of(SYMMETRY_SETS)),
+    "batch_size": FieldSpec((int,), False, 256, "learner minibatch", _pos),
+    "sample_reuse": FieldSpec(_NUM, False, 4.0, "times each new position is sampled on average "
+                              "(learner steps = reuse * new positions / batch)", _pos),
+    "learning_rate": FieldSpec(_NUM, False, 1e-3, "AdamW learning rate", _pos),
+    "weight_decay": FieldSpec(_NUM, False, 1e-4, "AdamW weight decay", _nonneg),
+    "value_weight": FieldSpec(_NUM, False, 1.0, "weight of the value loss", _nonneg),
+    "max_grad_norm": FieldSpec(_NUM, False, 5.0, "gradient clipping norm", _pos),
+    # scale-out
+    "workers": FieldSpec((int,), False, 0, "Ray self-play actors (0: self-play in the learner's process)", _nonneg),
+    # evaluation, checkpoints, output
+    "eval_every": FieldSpec((int,), False, 10, "iterations between evaluations (0: only the final one)", _nonneg),
+    "eval_games": FieldSpec((int,), False, 20, "games per side per opponent in a periodic evaluation", _pos),
+    "final_eval_games": FieldSpec((int,), False, 100, "games per side per opponent in the final evaluation", _pos),
+    "eval_opponents": FieldSpec((list,), False, ["greedy", "mcts:100"], "agent specs to evaluate against", _opponents),
+    "eval_simulations": FieldSpec((int,), False, 64, "simulations per move of the evaluated az agent", _pos),
+    "checkpoint_every": FieldSpec((int,), False, 5, "iterations between checkpoints (the last is always kept)", _pos),
+    "output_dir": FieldSpec((str, type(None)), False, None, "output directory; default runs/az/<variant>",
+                            lambda v: None if v.strip() else "must not be empty"),
+    "progress_bar": FieldSpec((bool,), False, True, "show progress bars", None),
+}
+"""The fields of an AZ training config: types, whether required, default, meaning and range check."""
+
+
+def validate_az_config(raw: Any, source: str = "az config") -> dict[str, Any]:
+    """Check a parsed config against :data:`AZ_SCHEMA`; return it with the defaults filled."""
+    cfg = check_schema(raw, AZ_SCHEMA, source)
+    if cfg["fast_simulations"] > cfg["simulations"]:
+        raise ConfigError("fast_simulations", f"must be <= simulations ({cfg['simulations']}), "
+                                              f"got {cfg['fast_simulations']}", source)
+    if cfg["batch_size"] > cfg["replay_window"]:
+        raise ConfigError("batch_size", f"must be <= replay_window ({cfg['replay_window']}), "
+                                        f"got {cfg['batch_size']}", source)
+    if cfg["min_replay"] > cfg["replay_window"]:
+        raise ConfigError("min_replay", f"must be <= replay_window ({cfg['replay_window']}), "
+                                        f"got {cfg['min_replay']}", source)
+    try:
+        rules_of(cfg)
+    except (InvalidOptionError, TypeError, ValueError) as exc:
+        raise ConfigError("options", str(exc), source) from None
+    return cfg
+
+
+def rules_of(cfg) -> Any:
+    """The :class:`~tafl_env.rules.RuleSet` of a config: its variant, options and move cap."""
+    opts = dict(cfg["options"])
+    if cfg["max_turns"] is not None:
+        opts["max_turns"] = cfg["max_turns"]
+    return make_rules(cfg["variant"], **opts)

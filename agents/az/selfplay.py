@@ -1,0 +1,198 @@
+"""Batched self-play: ``games`` games at once, every move chosen by the batched search
+(:class:`~agents.az.search.BatchedSearch`), positions recorded with their targets, finished games
+restarted at once.
+
+What each move does (the settings are the config's, :class:`SelfPlaySettings`):
+
+- **playout-cap randomisation** (Wu 2019, KataGo): a move gets a full search (``simulations``)
+  with probability ``full_search_fraction``, else a fast one (``fast_simulations``); only full
+  searches are recorded as policy targets, the fast ones are only played;
+- **opening variety**: for the first ``opening_moves`` turns of a game the move is drawn in
+  proportion to the root's visit counts (afterwards it is the search's own choice, which under a
+  Gumbel root is already a sample: the Gumbel noise);
+- **games against past checkpoints** (``past_share`` of the games, the learner's side drawn at
+  random): the other side is played by a past network of the pool with its own search; only the
+  current network's positions are recorded. The Tablut AlphaZero paper cured role forgetting (one
+  side's play collapsing while the other improves) with 25% of such games;
+- **value targets**: +1 / -1 for the side to move at each recorded position by the game's
+  result; ``draw_value`` for a drawn game and ``capped_value`` for a game cut at the move cap
+  (both sides get the same value); then mixed with the root's search value,
+  ``(1 - value_mix) z + value_mix v_search``.
+
+Games that are running when :meth:`SelfPlay.play` returns go on at the next call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tafl_env.engine import Engine
+from tafl_env.engine.state import DRAW, TRUNCATED
+from tafl_env.observation import observe
+
+from .replay import encode_planes
+from .search import BatchedSearch, SearchSettings
+
+__all__ = ["SelfPlaySettings", "SelfPlay", "GameBatch"]
+
+
+@dataclass(frozen=True)
+class SelfPlaySettings:
+    games: int = 128
+    simulations: int = 32
+    fast_simulations: int = 8
+    full_search_fraction: float = 0.25
+    opening_moves: int = 4
+    past_share: float = 0.25
+    draw_value: float = 0.0
+    capped_value: float = 0.0
+    value_mix: float = 0.0
+
+
+@dataclass
+class GameBatch:
+    """Recorded positions of finished games (concatenated) and what the games did."""
+
+    planes: list = field(default_factory=list)
+    actions: list = field(default_factory=list)
+    targets: list = field(default_factory=list)
+    values: list = field(default_factory=list)
+    games: int = 0
+    results: dict = field(default_factory=lambda: {"attacker": 0, "defender": 0, "draw": 0, "capped": 0})
+    turns: int = 0
+    moves: int = 0
+    leaf_evaluations: int = 0
+
+    @property
+    def positions(self) -> int:
+        return int(sum(len(v) for v in self.values))
+
+    def arrays(self) -> tuple:
+        """(planes, actions, targets, values) of every position, actions -1 padded to one width."""
+        if not self.values:
+            return None
+        width = max(a.shape[1] for a in self.actions)
+        pad = lambda a, fill: np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=fill)
+        return (np.concatenate(self.planes), np.concatenate([pad(a, -1) for a in self.actions]),
+                np.concatenate([pad(t, 0.0) for t in self.targets]), np.concatenate(self.values))
+
+    def merge(self, other: "GameBatch") -> None:
+        for name in ("planes", "actions", "targets", "values"):
+            getattr(self, name).extend(getattr(other, name))
+        for k, v in other.results.items():
+            self.results[k] += v
+        self.games += other.games
+        self.turns += other.turns
+        self.moves += other.moves
+        self.leaf_evaluations += other.leaf_evaluations
+
+
+class SelfPlay:
+    """``settings.games`` games of ``engine`` played by ``evaluate`` (the current network) and,
+    in ``past_share`` of them, a past network (:meth:`set_pool`)."""
+
+    def __init__(self, engine: Engine, evaluate, search: SearchSettings, settings: SelfPlaySettings,
+                 rng: np.random.Generator):
+        self.engine, self.settings, self.rng = engine, settings, rng
+        self.search_settings = search
+        self.search = BatchedSearch(engine, evaluate, search, rng)
+        self.pool: list[BatchedSearch] = []
+        b = settings.games
+        self.state = engine.initial_state(b)
+        self.opponent = np.full(b, -1, dtype=np.int64)     # -1: self-play, k: pool[k]
+        self.learner_side = np.zeros(b, dtype=np.int64)
+        self._records: list[list] = [[] for _ in range(b)]
+        self._fresh = engine.initial_state(1)
+
+    def set_pool(self, evaluators: list) -> None:
+        """The past networks' evaluators; games against a network no longer in the pool go on
+        as self-play."""
+        self.pool = [BatchedSearch(self.engine, ev, self.search_settings, self.rng) for ev in evaluators]
+        self.opponent[self.opponent >= len(self.pool)] = -1
+
+    def _new_game(self, g: int) -> None:
+        self.state.put(np.array([g]), self._fresh)
+        self._records[g] = []
+        if self.pool and self.rng.random() < self.settings.past_share:
+            self.opponent[g] = self.rng.integers(len(self.pool))
+            self.learner_side[g] = self.rng.integers(2)
+        else:
+            self.opponent[g] = -1
+
+    def play(self, positions: int) -> GameBatch:
+        """Play on until the games finished since this call hold at least ``positions`` recorded
+        positions; returns them."""
+        out = GameBatch()
+        st, eng = self.settings, self.engine
+        b = st.games
+        if not hasattr(self, "_started"):
+            self._started = True
+            for g in range(b):
+                self._new_game(g)
+        while out.positions < positions:
+            state = self.state
+            full = self.rng.random(b) < st.full_search_fraction
+            sims = np.where(full, st.simulations, st.fast_simulations)
+            actions = np.full(b, -1, dtype=np.int64)
+            mine = (self.opponent < 0) | (state.to_move == self.learner_side)
+            groups = [(self.search, np.flatnonzero(mine))]
+            for k, search in enumerate(self.pool):
+                groups.append((search, np.flatnonzero(~mine & (self.opponent == k))))
+            for gi, (search, rows) in enumerate(groups):
+                if not len(rows):
+                    continue
+                sub = state.take(rows)
+                before = search.leaf_evaluations
+                res = search.run(sub, sims[rows], noise=True)
+                out.leaf_evaluations += search.leaf_evaluations - before
+                chosen = res.action.copy()
+                opening = np.flatnonzero(sub.turn < st.opening_moves)
+                for i in opening:
+                    v = res.visits[i].astype(np.float64)
+                    if v.sum() > 0:
+                        chosen[i] = res.actions[i, self.rng.choice(len(v), p=v / v.sum())]
+                actions[rows] = chosen
+                if gi == 0:
+                    rec = np.flatnonzero(full[rows] & (res.simulations > 0))
+                    if len(rec):
+                        obs = encode_planes(observe(eng, sub.take(rec), sub.to_move[rec].astype(np.intp)))
+                        for j, i in enumerate(rec):
+                            cnt = int((res.actions[i] >= 0).sum())
+                            self._records[rows[i]].append(
+                                (obs[j], res.actions[i, :cnt].astype(np.int32),
+                                 res.target[i, :cnt].astype(np.float32), int(sub.to_move[i]), float(res.value[i])))
+            eng.step(state, actions)
+            out.moves += b
+            for g in np.flatnonzero(state.done):
+                self._finish(g, out)
+                self._new_game(g)
+        return out
+
+    def _finish(self, g: int, out: GameBatch) -> None:
+        st, state = self.settings, self.state
+        winner = int(state.winner[g])
+        capped = int(state.reason[g]) == TRUNCATED
+        out.games += 1
+        out.turns += int(state.turn[g])
+        out.results["capped" if capped else ("draw" if winner == DRAW else ("attacker", "defender")[winner])] += 1
+        recs = self._records[g]
+        if not recs:
+            return
+        width = max(len(r[1]) for r in recs)
+        acts = np.full((len(recs), width), -1, dtype=np.int32)
+        tgts = np.zeros((len(recs), width), dtype=np.float32)
+        vals = np.zeros(len(recs), dtype=np.float32)
+        for i, (_, a, t, side, v) in enumerate(recs):
+            acts[i, :len(a)] = a
+            tgts[i, :len(t)] = t
+            if winner == DRAW or capped:
+                z = st.capped_value if capped else st.draw_value
+            else:
+                z = 1.0 if winner == side else -1.0
+            vals[i] = (1 - st.value_mix) * z + st.value_mix * v
+        out.planes.append(np.stack([r[0] for r in recs]))
+        out.actions.append(acts)
+        out.targets.append(tgts)
+        out.values.append(vals)

@@ -1,0 +1,407 @@
+"""The AlphaZero training loop behind ``tafl train --config configs/az/<variant>.yaml``.
+
+Each **iteration** alternates, in one process, the two halves that share the CPU:
+
+1. **self-play** (:mod:`.selfplay`): the batched games go on until ``positions_per_iteration``
+   positions of finished games are recorded (on Ray actors with ``workers`` > 0 or ``--address``:
+   :mod:`.workers`); they enter the **replay window** (:mod:`.replay`);
+2. **learning** (:mod:`.learner`): ``sample_reuse * new positions / batch_size`` minibatch steps
+   on the window (none until it holds ``min_replay``), each sample under a random board symmetry.
+
+Every ``pool_every`` iterations the network joins the pool of past networks that ``past_share``
+of the games are played against; every ``checkpoint_every`` iterations a checkpoint is written
+(:mod:`.checkpoint`); every ``eval_every`` iterations the agent (``eval_simulations`` per move)
+and the network alone play ``eval_games`` games per side against each of ``eval_opponents`` at
+the rules' move cap (``eval.json``, ``eval.csv``, ``learning_curve.png``). At the end:
+``final.pt`` + ``final.json``, ``final_eval.json`` (``final_eval_games`` per side),
+``summary.json``.
+
+Torch and numba do not fight for the cores: one process does one thing at a time; torch uses
+``torch_threads`` threads (1 by default: the network is small, and the engine's kernels run in
+the same thread between forward passes).
+
+**Resume**: ``--resume OUT/checkpoints/iter_XXXXXX`` loads the network, the optimiser, the
+counters, the pool, the random generator and the replay window of that checkpoint and goes on
+to ``iterations`` in all, writing to the same folder (games that were running are not saved:
+self-play starts new ones).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .config import rules_of
+from .search import SearchSettings
+from .selfplay import SelfPlaySettings
+
+__all__ = ["train_az", "search_settings", "selfplay_settings", "resolve_device", "format_summary"]
+
+COUNTERS = ("iteration", "positions", "moves", "games", "learner_steps", "leaf_evaluations",
+            "selfplay_seconds", "learner_seconds", "minutes")
+
+
+def search_settings(cfg: dict) -> SearchSettings:
+    return SearchSettings(root=cfg["root"], interior=cfg["interior"], considered=cfg["considered_actions"],
+                          gumbel_scale=float(cfg["gumbel_scale"]), c_visit=float(cfg["c_visit"]),
+                          c_scale=float(cfg["c_scale"]), rescale_q=cfg["rescale_q"], c_puct=float(cfg["c_puct"]),
+                          dirichlet_alpha=float(cfg["dirichlet_alpha"]),
+                          dirichlet_fraction=float(cfg["dirichlet_fraction"]),
+                          leaves_per_tree=cfg["leaves_per_tree"], root_check=cfg["root_check"])
+
+
+def selfplay_settings(cfg: dict) -> SelfPlaySettings:
+    return SelfPlaySettings(games=cfg["games"], simulations=cfg["simulations"],
+                            fast_simulations=cfg["fast_simulations"],
+                            full_search_fraction=float(cfg["full_search_fraction"]),
+                            opening_moves=cfg["opening_moves"], past_share=float(cfg["past_share"]),
+                            draw_value=float(cfg["draw_value"]), capped_value=float(cfg["capped_value"]),
+                            value_mix=float(cfg["value_mix"]))
+
+
+def resolve_device(device: str) -> str:
+    """``auto``: ``cuda`` when torch sees a GPU, else ``cpu``."""
+    import torch as th
+
+    if device == "auto":
+        return "cuda" if th.cuda.is_available() else "cpu"
+    if device == "cuda" and not th.cuda.is_available():
+        from ..config import ConfigError
+
+        raise ConfigError("device", "is 'cuda' but torch sees no GPU (use auto or cpu)", "az config")
+    return device
+
+
+def _ckpt_name(iteration: int) -> str:
+    return f"iter_{iteration:06d}"
+
+
+class _Run:
+    """The state of one training run: network, learner, window, pool, counters, outputs."""
+
+    def __init__(self, cfg: dict, out: Path, device: str, resume: Path | None):
+        import torch as th
+
+        from tafl_env.game import engine_for
+
+        from .checkpoint import CheckpointError, load_model, load_tensors
+        from .learner import Learner
+        from .network import AZNet
+        from .replay import ReplayWindow
+        from .symmetry import board_symmetries
+
+        self.cfg, self.out, self.device = cfg, out, device
+        self.rules = rules_of(cfg)
+        self.engine = engine_for(self.rules)
+        self.symmetries = board_symmetries(self.engine, cfg["symmetries"])
+        th.manual_seed(cfg["seed"])
+        self.net = AZNet(self.engine.n, channels=cfg["channels"], blocks=cfg["blocks"],
+                         value_hidden=cfg["value_hidden"]).to(device)
+        self.learner = Learner(self.net, self.symmetries, lr=float(cfg["learning_rate"]),
+                               weight_decay=float(cfg["weight_decay"]), value_weight=float(cfg["value_weight"]),
+                               max_grad_norm=float(cfg["max_grad_norm"]), device=device)
+        self.counters: dict[str, Any] = {k: 0 for k in COUNTERS}
+        self.counters["results"] = {"attacker": 0, "defender": 0, "draw": 0, "capped": 0}
+        self.pool: list[str] = []           # model paths, relative to out
+        self.rng = np.random.default_rng(cfg["seed"])
+        self.window = ReplayWindow(cfg["replay_window"], (self.engine.n, self.engine.n, 14))
+        self.evals: list = []
+        if resume is not None:
+            net, record = load_model(resume, device)
+            if record.get("variant") != self.rules.name or record["network"] != self.net.shape():
+                raise CheckpointError(f"{resume} holds a {record.get('variant')} network of shape "
+                                      f"{record['network']}; this config trains {self.rules.name} with "
+                                      f"{self.net.shape()}")
+            self.net.load_state_dict(net.state_dict())
+            self.learner.optimizer.load_state_dict(load_tensors(resume / "optimizer.pt", device))
+            trainer = json.loads((resume / "trainer.json").read_text())
+            self.counters.update(trainer["counters"])
+            self.pool = list(trainer["pool"])
+            self.rng.bit_generator.state = trainer["rng"]
+            self.learner.steps = int(self.counters["learner_steps"])
+            replay = resume / "replay.npz"
+            if replay.is_file():
+                self.window = ReplayWindow.load(replay, cfg["replay_window"])
+            else:     # an older checkpoint: only the newest keeps its window
+                import warnings
+
+                warnings.warn(f"{resume} holds no replay window (only a run's newest checkpoint "
+                              "keeps one): the window starts empty", stacklevel=2)
+            ev = out / "eval.json"
+            if ev.is_file():
+                self.evals = [e for e in json.loads(ev.read_text())
+                              if e["iteration"] <= self.counters["iteration"]]
+
+    # --- checkpoints --------------------------------------------------------------------------
+    def save_checkpoint(self) -> Path:
+        import torch as th
+
+        from .checkpoint import save_model
+
+        it = int(self.counters["iteration"])
+        ck = self.out / "checkpoints" / _ckpt_name(it)
+        tmp = ck.with_name(ck.name + ".tmp")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        save_model(tmp / "model.pt", self.net, self.rules, iteration=it, positions=self.counters["positions"])
+        th.save(self.learner.optimizer.state_dict(), tmp / "optimizer.pt")
+        self.window.save(tmp / "replay.npz")
+        (tmp / "trainer.json").write_text(json.dumps(
+            {"counters": self.counters, "pool": self.pool, "rng": self.rng.bit_generator.state,
+             "config": self.cfg}, indent=1, default=str) + "\n")
+        if ck.exists():
+            shutil.rmtree(ck)
+        os.replace(tmp, ck)
+        # only the newest checkpoint keeps its replay window (tens of MB each)
+        for old in (self.out / "checkpoints").glob("iter_*"):
+            if old != ck and (old / "replay.npz").exists():
+                (old / "replay.npz").unlink()
+        return ck
+
+    def add_to_pool(self) -> None:
+        it = int(self.counters["iteration"])
+        self.pool.append(f"checkpoints/{_ckpt_name(it)}/model.pt")
+        self.pool = self.pool[-self.cfg["pool_size"]:]
+
+    def pool_nets(self) -> list:
+        from .checkpoint import load_model
+
+        return [load_model(self.out / p, self.device)[0] for p in self.pool if (self.out / p).is_file()]
+
+    # --- evaluation -------------------------------------------------------------------------
+    def evaluate(self, games: int, seed: int, progress: bool, desc: str) -> dict:
+        from ..training.evaluation import evaluate_agent
+        from .agent import AZAgent, AZPolicyAgent
+
+        record = {"variant": self.rules.name, **_rules_record(self.rules), "network": self.net.shape()}
+        az = AZAgent(self.net, simulations=self.cfg["eval_simulations"], device=self.device, record=record,
+                     seed=seed)
+        raw = AZPolicyAgent(self.net, device=self.device, record=record, seed=seed)
+        res = evaluate_agent(az, self.cfg, games, seed, progress=progress, desc=f"{desc}: az:{self.cfg['eval_simulations']}")
+        alone = evaluate_agent(raw, self.cfg, games, seed + 1, progress=progress, desc=f"{desc}: network alone")
+        res.update({f"{k} [network alone]": v for k, v in alone.items()})
+        self.net.train()
+        return res
+
+
+def _rules_record(rules) -> dict:
+    from ..policy import model_info
+
+    return {"rules": model_info(rules)["rules"]}
+
+
+def _write_config(cfg: dict, out: Path) -> None:
+    import yaml
+
+    (out / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+
+def _results_table(res: dict) -> str:
+    lines = []
+    for opp, sides in res.items():
+        b = sides["both"]
+        lines.append(f"  vs {opp:32s} score {b['score']:.3f} [{b['score_low']:.3f}, {b['score_high']:.3f}]"
+                     f"  (W/D/L {b['wins']}/{b['draws']}/{b['losses']}; as attacker "
+                     f"{sides['attacker']['score']:.2f}, as defender {sides['defender']['score']:.2f})")
+    return "\n".join(lines)
+
+
+def format_summary(summary: dict) -> str:
+    c = summary["counters"]
+    text = (f"{summary['variant']}: {c['iteration']} iterations, {c['positions']} positions recorded, "
+            f"{c['games']} games, {c['learner_steps']} learner steps in {c['minutes']:.1f} minutes "
+            f"({summary['stop']})")
+    if summary.get("final_eval"):
+        text += "\nfinal evaluation (score, Wilson 95%):\n" + _results_table(summary["final_eval"])
+    return text
+
+
+def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
+             seed: int | None = None, max_minutes: float | None = None, progress: bool | None = None,
+             final_eval: bool = True, address: str | None = None, command: str | None = None) -> dict:
+    """Train as the config says (module docstring); returns the run's summary (also written to
+    ``summary.json``)."""
+    import torch as th
+
+    from ..config import ConfigError
+    from ..training.evaluation import plot_learning_curve, write_evals
+    from ..training.progress import progress_bar
+    from .checkpoint import CheckpointError, save_model
+
+    cfg = dict(config)
+    if seed is not None:
+        cfg["seed"] = int(seed)
+    if max_minutes is not None:
+        if not max_minutes > 0:
+            raise ConfigError("max_minutes", f"must be > 0, got {max_minutes}", "--max-minutes (command line)")
+        cfg["max_minutes"] = max_minutes
+    if address is None:
+        address = os.environ.get("RAY_ADDRESS", "").strip() or None
+    resume_dir = None
+    if resume is not None:
+        resume_dir = Path(resume)
+        if resume_dir.is_file():
+            resume_dir = resume_dir.parent
+        if not (resume_dir / "trainer.json").is_file():
+            raise ConfigError("resume", f"{resume} is not an AZ training checkpoint (a folder "
+                                        "OUT/checkpoints/iter_XXXXXX with trainer.json)", "--resume (command line)")
+    if out_dir is not None:
+        out = Path(out_dir)
+    elif resume_dir is not None:
+        out = resume_dir.parent.parent
+    else:
+        out = Path(cfg["output_dir"] or f"runs/az/{cfg['variant']}")
+    if out.exists() and not out.is_dir():
+        raise ConfigError("output_dir", f"{out} exists and is not a folder", "az config")
+    show = cfg["progress_bar"] if progress is None else progress
+    device = resolve_device(cfg["device"])
+    th.set_num_threads(cfg["torch_threads"])
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        run = _Run(cfg, out, device, resume_dir)
+    except CheckpointError as exc:
+        raise ConfigError("resume", str(exc), "--resume (command line)") from None
+    _write_config(cfg, out)
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(out / "tb"))
+    address_used = None
+    workers = None
+    session = None
+    if cfg["workers"] > 0 or address is not None:
+        from ..rllib.cluster import check_address, ray_session
+
+        if address is not None:
+            check_address(address)
+        session = ray_session(address, num_cpus=None if address else max(cfg["workers"], 1) + 1)
+        info = session.__enter__()
+        address_used = info["address"]
+        from .workers import RaySelfPlay
+
+        workers = RaySelfPlay(cfg, max(cfg["workers"], 1), cfg["seed"] + run.counters["iteration"])
+        workers.set_pool(run.pool_nets())
+        selfplay = None
+    else:
+        from .network import Evaluator
+        from .selfplay import SelfPlay
+
+        sp_rng = np.random.default_rng([cfg["seed"], run.counters["iteration"]])
+        selfplay = SelfPlay(run.engine, Evaluator(run.net, device), search_settings(cfg), selfplay_settings(cfg), sp_rng)
+        selfplay.set_pool([Evaluator(n, device) for n in run.pool_nets()])
+    c = run.counters
+    t0 = time.monotonic()
+    minutes0 = float(c["minutes"])
+    stop = "iterations"
+    bar = progress_bar(cfg["iterations"], f"az {cfg['variant']}", "it", show)
+    bar.update(int(c["iteration"]))
+    last_ckpt = None
+    try:
+        while c["iteration"] < cfg["iterations"]:
+            if cfg["max_minutes"] is not None and (time.monotonic() - t0) / 60 >= cfg["max_minutes"]:
+                stop = "max_minutes"
+                break
+            ts = time.monotonic()
+            bar.set_postfix_str("self-play", refresh=True)
+            if workers is not None:
+                gb = workers.play(run.net, cfg["positions_per_iteration"])
+            else:
+                gb = selfplay.play(cfg["positions_per_iteration"])
+            arrays = gb.arrays()
+            if arrays is not None:
+                run.window.add(*arrays)
+            sp_time = time.monotonic() - ts
+            tl = time.monotonic()
+            metrics: dict = {}
+            if len(run.window) >= cfg["min_replay"]:
+                steps = max(1, math.ceil(float(cfg["sample_reuse"]) * gb.positions / cfg["batch_size"]))
+                bar.set_postfix_str(f"learning ({steps} steps)", refresh=True)
+                sums: dict = {}
+                for _ in range(steps):
+                    m = run.learner.step(run.window, cfg["batch_size"], run.rng)
+                    for k, v in m.items():
+                        sums[k] = sums.get(k, 0.0) + v
+                metrics = {k: v / steps for k, v in sums.items()}
+                c["learner_steps"] += steps
+            l_time = time.monotonic() - tl
+            c["iteration"] += 1
+            c["positions"] += gb.positions
+            c["moves"] += gb.moves
+            c["games"] += gb.games
+            c["leaf_evaluations"] += gb.leaf_evaluations
+            c["selfplay_seconds"] += sp_time
+            c["learner_seconds"] += l_time
+            for k, v in gb.results.items():
+                c["results"][k] += v
+            c["minutes"] = minutes0 + (time.monotonic() - t0) / 60
+            it = int(c["iteration"])
+            for k, v in metrics.items():
+                writer.add_scalar(f"loss/{k}", v, it)
+            writer.add_scalar("selfplay/positions_per_s", gb.positions / max(sp_time, 1e-9), it)
+            writer.add_scalar("selfplay/moves_per_s", gb.moves / max(sp_time, 1e-9), it)
+            writer.add_scalar("selfplay/leaf_evaluations_per_s", gb.leaf_evaluations / max(sp_time, 1e-9), it)
+            if gb.games:
+                writer.add_scalar("selfplay/game_turns", gb.turns / gb.games, it)
+                for k, v in gb.results.items():
+                    writer.add_scalar(f"selfplay/share_{k}", v / gb.games, it)
+            writer.add_scalar("replay/size", len(run.window), it)
+            bar.update(1)
+            bar.set_postfix_str(f"pos {c['positions']}, games {c['games']}, "
+                                f"loss {metrics.get('loss', float('nan')):.3f}, "
+                                f"{gb.leaf_evaluations / max(sp_time, 1e-9):.0f} evals/s", refresh=False)
+            if it % cfg["pool_every"] == 0:
+                run.add_to_pool()                    # the checkpoint written next holds it
+                last_ckpt = run.save_checkpoint()
+                if workers is not None:
+                    workers.set_pool(run.pool_nets())
+                else:
+                    from .network import Evaluator
+
+                    selfplay.set_pool([Evaluator(n, device) for n in run.pool_nets()])
+            if it % cfg["checkpoint_every"] == 0 and last_ckpt != run.out / "checkpoints" / _ckpt_name(it):
+                last_ckpt = run.save_checkpoint()
+            if cfg["eval_every"] and it % cfg["eval_every"] == 0:
+                res = run.evaluate(cfg["eval_games"], cfg["seed"] + it, show, f"evaluation {it}")
+                run.evals.append({"iteration": it, "timesteps": int(c["positions"]),
+                                  "minutes": float(c["minutes"]), "results": res})
+                write_evals(out, run.evals)
+                plot_learning_curve(out / "eval.csv", out / "learning_curve.png",
+                                    title=f"{cfg['variant']} AZ (x: self-play positions recorded)")
+                for opp, sides in res.items():
+                    writer.add_scalar(f"eval/{opp}", sides["both"]["score"], it)
+    finally:
+        bar.close()
+        c["minutes"] = minutes0 + (time.monotonic() - t0) / 60
+        if last_ckpt != run.out / "checkpoints" / _ckpt_name(int(c["iteration"])):
+            run.save_checkpoint()
+        save_model(out / "final.pt", run.net, run.rules, iteration=int(c["iteration"]),
+                   positions=int(c["positions"]), minutes=round(float(c["minutes"]), 2))
+        writer.flush()
+        writer.close()
+        if session is not None:
+            session.__exit__(None, None, None)
+    summary: dict[str, Any] = {"variant": cfg["variant"], "out": str(out), "stop": stop, "device": device,
+                               "counters": c, "ray": address_used, "command": command,
+                               "symmetries": [s.name for s in run.symmetries]}
+    if final_eval:
+        res = run.evaluate(cfg["final_eval_games"], cfg["seed"] + 10_000, show, "final evaluation")
+        (out / "final_eval.json").write_text(json.dumps(
+            {"iteration": int(c["iteration"]), "positions": int(c["positions"]),
+             "eval_simulations": cfg["eval_simulations"], "games_per_side": cfg["final_eval_games"],
+             "seed": cfg["seed"] + 10_000, "results": res}, indent=1) + "\n")
+        summary["final_eval"] = res
+        if not run.evals or run.evals[-1]["iteration"] != int(c["iteration"]):
+            run.evals.append({"iteration": int(c["iteration"]), "timesteps": int(c["positions"]),
+                              "minutes": float(c["minutes"]), "results": res})
+            write_evals(out, run.evals)
+        plot_learning_curve(out / "eval.csv", out / "learning_curve.png",
+                            title=f"{cfg['variant']} AZ (x: self-play positions recorded)")
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    return summary

@@ -1,0 +1,330 @@
+"""AlphaZero parts (agents/az): the Gumbel root against hand-worked trees, the symmetry maps of
+every variant, the replay window, safe loading, resume, the agents, a two-iteration run of every
+variant's config at tiny sizes, and (slow) a run with Ray self-play workers on a local cluster."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from tafl_env import VARIANTS  # noqa: E402
+from tafl_env.game import engine_for  # noqa: E402
+from tafl_env.observation import observe  # noqa: E402
+from tafl_env.notation import format_position  # noqa: E402
+from tafl_env.rules import make_rules  # noqa: E402
+
+from agents import make_agent  # noqa: E402
+from agents.az.checkpoint import CheckpointError, load_model, save_model  # noqa: E402
+from agents.az.gumbel import considered_visits, halving_table  # noqa: E402
+from agents.az.kernels import gumbel as kg  # noqa: E402
+from agents.az.network import AZNet  # noqa: E402
+from agents.az.replay import ReplayWindow, decode_planes, encode_planes  # noqa: E402
+from agents.az.symmetry import board_symmetries  # noqa: E402
+from agents.base import AgentSpecError  # noqa: E402
+from agents.config import ConfigError, read_yaml_config  # noqa: E402
+from agents.evaluation.play import play_games  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# --- the Gumbel root ------------------------------------------------------------------------------
+
+def test_halving_schedule_hand_worked():
+    # m = 4, n = 10: log2(4) = 2; 4 actions x max(1, 10 // 8) = 1 visit, then 2 actions x
+    # 10 // 4 = 2 visits, then 2 x 2 again (cut at 10)
+    assert considered_visits(4, 10) == (0, 0, 0, 0, 1, 1, 2, 2, 3, 3)
+    # m = 16, n = 32: log2(16) = 4; 16 actions x max(1, 32 // 64) = 1 visit, 8 x 32 // 32 = 1,
+    # then 4 actions x 32 // 16 = 2 visits: the budget is spent
+    assert considered_visits(16, 32) == (0,) * 16 + (1,) * 8 + (2,) * 4 + (3,) * 4
+    assert considered_visits(2, 5) == (0, 0, 1, 1, 2)
+    assert considered_visits(1, 3) == (0, 1, 2)             # one action: every simulation on it
+    table = halving_table(4, 10)
+    assert table.shape == (5, 10) and tuple(table[4]) == considered_visits(4, 10)
+    assert tuple(table[3]) == considered_visits(3, 10)
+
+
+def _tree(priors, visits, values_sum, raw_value, lost=None):
+    """One root (node 0) with the given edges, laid out as agents.search.mcts's trees."""
+    k = len(priors)
+    nodes = (np.array([0]), np.array([k]), np.array([sum(visits)]), np.array([raw_value]),
+             np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64),
+             np.zeros(1, np.int64))
+    edges = (np.arange(k, dtype=np.int64), np.array(priors, float), np.full(k, -1, np.int64),
+             np.array(visits, np.int64), np.array(values_sum, float),
+             np.array(lost if lost is not None else [0] * k, np.int64))
+    return nodes, edges
+
+
+# priors 0.5 / 0.3 / 0.2, visits 2 / 1 / 0, value sums 1.0 / -0.5 (q = 0.5, -0.5), raw value 0.1
+HAND = dict(priors=[0.5, 0.3, 0.2], visits=[2, 1, 0], values_sum=[1.0, -0.5, 0.0], raw_value=0.1)
+# mixed value: (0.1 + 3 * (0.5*0.5 + 0.3*(-0.5)) / 0.8) / 4 = (0.1 + 0.375) / 4
+MIXED = 0.11875
+
+
+def test_completed_q_and_improved_policy_hand_worked():
+    nodes, edges = _tree(**HAND)
+    sig, out = np.zeros(3), np.zeros(3)
+    mixed = kg.node_improved_policy(0, nodes, edges, 50.0, 0.1, False, sig, out)
+    assert mixed == pytest.approx(MIXED)
+    # sigma = (50 + max N = 2) * 0.1 * completed q, completed q = (0.5, -0.5, mixed)
+    assert sig == pytest.approx([5.2 * 0.5, 5.2 * -0.5, 5.2 * MIXED])
+    w = [0.5 * math.exp(2.6), 0.3 * math.exp(-2.6), 0.2 * math.exp(5.2 * MIXED)]
+    assert out == pytest.approx([x / sum(w) for x in w])
+    # rescaled to [0, 1] by the min and max over the edges: (1, 0, (mixed + 0.5) / 1)
+    kg.node_improved_policy(0, nodes, edges, 50.0, 0.1, True, sig, out)
+    assert sig == pytest.approx([5.2, 0.0, 5.2 * (MIXED + 0.5)])
+    w = [0.5 * math.exp(5.2), 0.3, 0.2 * math.exp(5.2 * (MIXED + 0.5))]
+    assert out == pytest.approx([x / sum(w) for x in w])
+
+
+def test_lost_edge_is_left_out():
+    nodes, edges = _tree(**HAND, lost=[0, 1, 0])
+    sig, out = np.zeros(3), np.zeros(3)
+    mixed = kg.node_improved_policy(0, nodes, edges, 50.0, 0.1, False, sig, out)
+    assert mixed == pytest.approx((0.1 + 2 * 0.5) / 3)          # only edge 0 is visited and alive
+    assert out[1] == 0.0 and out.sum() == pytest.approx(1.0)
+
+
+def test_root_interior_and_final_choices_hand_worked():
+    nodes, edges = _tree(**HAND)
+    sig, probs = np.zeros(3), np.zeros(3)
+    gumbel = np.array([0.0, 0.0, 3.0])
+    # the root takes the edge whose visits equal the schedule's count: 0 -> edge 2, 1 -> edge 1
+    for cv, want in ((0, 2), (1, 1), (2, 0)):
+        root, _, _ = kg.node_choices(0, nodes, edges, gumbel, cv, 50.0, 0.1, False, sig, probs)
+        assert root == want
+    # interior: argmax pi' - n / (1 + N): (0.945 - 0.5, 0.003 - 0.25, 0.052 - 0) -> edge 0
+    _, inner, final = kg.node_choices(0, nodes, edges, gumbel, 0, 50.0, 0.1, False, sig, probs)
+    assert inner == 0
+    assert final == 0                                   # the only edge with the most visits
+    # two edges tied on visits: the final choice is the higher g + logit + sigma
+    nodes, edges = _tree([0.5, 0.5], [1, 1], [0.2, 0.2], 0.0)
+    _, _, final = kg.node_choices(0, nodes, edges, np.array([0.0, 1.0]), 0, 50.0, 0.1, False,
+                                  np.zeros(2), np.zeros(2))
+    assert final == 1
+
+
+def test_search_targets_are_distributions_over_legal_moves():
+    from agents.az.network import Evaluator
+    from agents.az.search import BatchedSearch, SearchSettings
+
+    eng = engine_for(make_rules("legacy_ard_ri"))
+    torch.manual_seed(0)
+    ev = Evaluator(AZNet(7, channels=4, blocks=0))
+    state = eng.initial_state(3)
+    for root in ("gumbel", "puct"):
+        res = BatchedSearch(eng, ev, SearchSettings(root=root, interior=root, considered=4),
+                            np.random.default_rng(0)).run(state, 16)
+        assert eng.check_legal(state, res.action).all()
+        assert (res.simulations == 16).all()
+        for g in range(3):
+            legal = set(eng.legal_actions(state, g).tolist())
+            acts = res.actions[g][res.actions[g] >= 0]
+            assert set(acts.tolist()) == legal
+            assert res.target[g].sum() == pytest.approx(1.0)
+        if root == "gumbel":      # Sequential Halving: 4 considered, 16 simulations
+            visits = np.sort(res.visits[0])[::-1]
+            assert visits[:4].sum() == 16 and (visits[4:] == 0).all()
+
+
+# --- symmetries -----------------------------------------------------------------------------------
+
+def _random_positions(eng, count, seed):
+    rng = np.random.default_rng(seed)
+    state = eng.initial_state(count)
+    for _ in range(int(rng.integers(4, 30))):
+        live = ~state.done
+        acts = np.full(count, -1)
+        if live.any():
+            acts[live] = eng.random_actions(state.take(np.flatnonzero(live)), rng)
+        eng.step(state, acts)
+    keep = np.flatnonzero(~state.done & (state.chain < 0))
+    return state.take(keep)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_symmetric_positions_have_symmetric_legal_moves(variant):
+    eng = engine_for(make_rules(variant))
+    syms = board_symmetries(eng)
+    assert syms[0].name == "identity" and 1 <= len(syms) <= 8
+    state = _random_positions(eng, 6, seed=len(variant))
+    obs = observe(eng, state, state.to_move.astype(np.intp))
+    for sym in syms:
+        # the image of the image under the inverse is the identity; involutions are their own inverse
+        inv = sym.inverse()
+        assert np.array_equal(inv.squares[sym.squares], np.arange(eng.s))
+        assert np.array_equal(inv.actions[sym.actions], np.arange(eng.num_actions))
+        if sym.name in ("rotate180", "flip_ranks", "flip_files", "transpose", "antitranspose"):
+            assert np.array_equal(sym.actions[sym.actions], np.arange(eng.num_actions))
+        image_obs = sym.planes(obs)
+        for g in range(len(state)):
+            board = np.empty(eng.s, dtype=state.board.dtype)
+            board[sym.squares] = state.board[g, :eng.s]
+            image = eng.initial_state(1, position=format_position(board, eng.n), to_move=int(state.to_move[g]))
+            legal = np.sort(sym.actions[eng.legal_actions(state, g)])
+            assert np.array_equal(legal, np.sort(eng.legal_actions(image, 0))), (variant, sym.name)
+            mine = observe(eng, image, image.to_move.astype(np.intp))[0]
+            assert np.array_equal(image_obs[g, :, :, :12], mine[:, :, :12]), (variant, sym.name)
+    # the set is closed under composition
+    names = {tuple(s.actions) for s in syms}
+    for a in syms:
+        for b in syms:
+            assert tuple(a.actions[b.actions]) in names
+
+
+def test_layout_symmetries_keep_the_start():
+    eng = engine_for(make_rules("legacy_berserk"))
+    start = eng.initial_state(1).board[0, :eng.s]
+    layout = board_symmetries(eng, "layout")
+    assert len(layout) < len(board_symmetries(eng))
+    for sym in layout:
+        image = np.empty_like(start)
+        image[sym.squares] = start
+        assert np.array_equal(image, start)
+    assert [s.name for s in board_symmetries(eng, "none")] == ["identity"]
+
+
+# --- replay window --------------------------------------------------------------------------------
+
+def test_replay_window_ring_and_round_trip(tmp_path):
+    w = ReplayWindow(5, (3, 3, 2), width=2)
+    for i in range(7):
+        k = 1 + i % 3
+        w.add(np.full((1, 3, 3, 2), i, np.uint8), np.arange(k)[None], np.full((1, k), 1 / k), np.array([i / 10]))
+    assert len(w) == 5 and w.added == 7 and w.width == 3
+    assert sorted(w.obs[:, 0, 0, 0].tolist()) == [2, 3, 4, 5, 6]          # the oldest two are gone
+    row = int(np.flatnonzero(w.obs[:, 0, 0, 0] == 6)[0])                  # 6 % 3 = 0: one action
+    assert w.actions[row].tolist() == [0, -1, -1] and w.targets[row].tolist() == [1.0, 0.0, 0.0]
+    w.save(tmp_path / "r.npz")
+    back = ReplayWindow.load(tmp_path / "r.npz")
+    assert back.added == 7 and len(back) == 5
+    assert sorted(back.values.tolist()) == pytest.approx(sorted(w.values.tolist()))
+    smaller = ReplayWindow.load(tmp_path / "r.npz", capacity=2)           # the newest stay
+    assert sorted(smaller.obs[:, 0, 0, 0].tolist()) == [5, 6]
+    planes = np.array([0.0, 1.0, 0.5], np.float32)
+    assert decode_planes(encode_planes(planes)) == pytest.approx(planes, abs=1 / 255)
+
+
+# --- safe checkpoints ------------------------------------------------------------------------------
+
+class _Payload:
+    def __reduce__(self):
+        return (os.system, ("echo pwned > /dev/null",))
+
+
+def test_model_round_trip_and_crafted_pickle_refused(tmp_path):
+    rules = make_rules("legacy_ard_ri")
+    net = AZNet(7, channels=4, blocks=1)
+    save_model(tmp_path / "m.pt", net, rules, note="test")
+    back, record = load_model(tmp_path / "m.pt")
+    assert record["variant"] == "legacy_ard_ri" and record["network"] == net.shape()
+    for k, v in net.state_dict().items():
+        assert torch.equal(v, back.state_dict()[k])
+    # a pickle that would run code: refused by weights_only loading, never executed
+    torch.save({"stem.weight": _Payload()}, tmp_path / "m.pt")
+    with pytest.raises(CheckpointError, match="weights_only"):
+        load_model(tmp_path / "m.pt")
+    # weights of another shape than the record says
+    torch.save(AZNet(7, channels=8, blocks=1).state_dict(), tmp_path / "m.pt")
+    with pytest.raises(CheckpointError, match="shape"):
+        load_model(tmp_path / "m.pt")
+    (tmp_path / "m.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(CheckpointError, match="not an AZ model record"):
+        load_model(tmp_path / "m.pt")
+
+
+# --- the agents -------------------------------------------------------------------------------------
+
+def test_az_agents_play_legal_games_and_refuse_other_rules(tmp_path):
+    path = save_model(tmp_path / "m.pt", AZNet(7, channels=4, blocks=1), make_rules("legacy_ard_ri"))
+    az = make_agent(f"az:{path}:8", seed=0)
+    raw = make_agent(f"azpolicy:{path}", seed=0)
+    timed = make_agent(f"az:{path}:0.01s", seed=0)
+    res = play_games("legacy_ard_ri", az, raw, 2, seed=1, max_turns=12)
+    res += play_games("legacy_ard_ri", timed, az, 2, seed=2, max_turns=6)
+    assert all(r["turns"] >= 6 or r["reason"] != "truncated" for r in res)
+    with pytest.raises(AgentSpecError, match="7x7"):
+        az.check_rules(make_rules("historical_tablut"))
+    with pytest.raises(AgentSpecError, match="repetition"):
+        az.check_rules(make_rules("legacy_ard_ri", repetition="draw"))
+    with pytest.raises(AgentSpecError, match="no model"):
+        make_agent(f"az:{tmp_path}/missing.pt")
+    with pytest.raises(AgentSpecError, match="simulations"):
+        make_agent(f"az:{path}:0")
+
+
+# --- training: every config at tiny sizes, resume, Ray ------------------------------------------------
+
+TINY = {"iterations": 2, "games": 4, "positions_per_iteration": 8, "simulations": 4, "fast_simulations": 2,
+        "considered_actions": 4, "min_replay": 8, "batch_size": 8, "replay_window": 256, "channels": 4,
+        "blocks": 1, "value_hidden": 8, "eval_every": 0, "final_eval_games": 1, "eval_opponents": ["random"],
+        "eval_simulations": 2, "pool_every": 1, "checkpoint_every": 1, "max_turns": 12, "progress_bar": False,
+        "device": "cpu"}
+
+
+def _tiny(variant, **more):
+    from agents.az.config import validate_az_config
+
+    raw = read_yaml_config(ROOT / "configs" / "az" / f"{variant}.yaml")
+    raw.update(TINY, **more)
+    return validate_az_config(raw, f"configs/az/{variant}.yaml")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_config_trains_two_iterations(variant, tmp_path):
+    from agents.az.train import train_az
+
+    summary = train_az(_tiny(variant), out_dir=tmp_path, progress=False)
+    assert summary["counters"]["iteration"] == 2 and summary["counters"]["learner_steps"] > 0
+    for name in ("final.pt", "final.json", "final_eval.json", "eval.json", "learning_curve.png",
+                 "config.yaml", "summary.json"):
+        assert (tmp_path / name).is_file(), name
+    assert list((tmp_path / "tb").iterdir())
+    assert make_agent(f"az:{tmp_path / 'final.pt'}:2").check_rules(make_rules(variant, max_turns=12)) is None
+
+
+def test_resume_continues_counters_and_window(tmp_path):
+    from agents.az.train import train_az
+
+    first = train_az(_tiny("legacy_ard_ri"), out_dir=tmp_path, progress=False, final_eval=False)
+    ck = tmp_path / "checkpoints" / "iter_000002"
+    trainer = json.loads((ck / "trainer.json").read_text())
+    window = ReplayWindow.load(ck / "replay.npz")
+    assert window.added == first["counters"]["positions"] == trainer["counters"]["positions"]
+    second = train_az(_tiny("legacy_ard_ri", iterations=3), resume=ck, progress=False, final_eval=False)
+    c1, c2 = first["counters"], second["counters"]
+    assert c2["iteration"] == 3 and second["out"] == str(tmp_path)
+    assert c2["positions"] > c1["positions"] and c2["learner_steps"] > c1["learner_steps"]
+    assert c2["games"] >= c1["games"]
+    after = ReplayWindow.load(tmp_path / "checkpoints" / "iter_000003" / "replay.npz")
+    assert after.added == c2["positions"]                               # the same window, grown
+    assert not (ck / "replay.npz").exists()                             # only the newest keeps one
+    assert len(json.loads((tmp_path / "checkpoints" / "iter_000003" / "trainer.json").read_text())["pool"]) == 3
+    with pytest.raises(ConfigError, match="not an AZ training checkpoint"):
+        train_az(_tiny("legacy_ard_ri"), resume=tmp_path, progress=False)
+
+
+def test_bad_config_names_the_field():
+    from agents.az.config import validate_az_config
+
+    with pytest.raises(ConfigError, match="'root'"):
+        validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1, "root": "uct"})
+    with pytest.raises(ConfigError, match="'min_replay'"):
+        validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1, "replay_window": 1000})
+
+
+@pytest.mark.slow
+def test_ray_workers_on_a_local_cluster(tmp_path):
+    pytest.importorskip("ray")
+    from agents.az.train import train_az
+
+    summary = train_az(_tiny("legacy_ard_ri", workers=2), out_dir=tmp_path, progress=False, final_eval=False)
+    assert summary["ray"] == "local"
+    assert summary["counters"]["iteration"] == 2 and summary["counters"]["positions"] >= 16
