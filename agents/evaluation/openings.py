@@ -74,7 +74,8 @@ def _root_value(agent, engine, state) -> tuple[float, bool]:
     agent.act(engine, state)
     tree = agent.trees()[0]
     root = int(tree.hdr[_m.H_ROOT])
-    first, count, proven = int(tree.nodes.first[root]), int(tree.nodes.count[root]), int(tree.nodes.proven[root])
+    first, count = int(tree.nodes.first[root]), int(tree.nodes.count[root])
+    proven = int(tree.nodes.proven[root])
     e_n, e_w = tree.edges.visits[first:first + count], tree.edges.value_sum[first:first + count]
     visits = float(e_n.sum())
     return (float(e_w.sum()) / visits if visits else 0.0), proven != 0
