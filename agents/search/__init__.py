@@ -10,9 +10,7 @@ extra tables the evaluation needs (:mod:`.tables`) are derived from those.
 - :mod:`.mcts` — trees as arrays, selection, expansion, backup, tree reuse.
 """
 
-from pathlib import Path
-
 from tafl_env.engine._jit import register_kernel_package
 
 # These kernels inline the engine's helpers: their cache must follow edits of either.
-register_kernel_package(Path(__file__).parent, __name__)
+register_kernel_package(__name__)

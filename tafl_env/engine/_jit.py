@@ -20,6 +20,7 @@ import ast
 import functools
 import hashlib
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -118,11 +119,12 @@ def _digest(paths) -> str:
     return hashlib.sha256(b"".join(Path(p).read_bytes() for p in sorted(paths))).hexdigest()
 
 
-def register_kernel_package(directory, package: str) -> None:
-    """Let the modules of ``package`` (in ``directory``) define cached kernels that build on the
-    engine's helpers (compiled search agents): their cache is stamped like the engine's, and
-    their builds get the compile notice. Call it in the package's ``__init__``."""
-    entry = (package, Path(directory).resolve())
+def register_kernel_package(package: str) -> None:
+    """Let the modules of ``package`` (a package's ``__name__``) define cached kernels that build
+    on the engine's helpers (compiled search agents): their cache is stamped like the engine's,
+    and their builds get the compile notice. Call it in the package's ``__init__``, before its
+    modules define kernels: ``register_kernel_package(__name__)``."""
+    entry = (package, Path(sys.modules[package].__file__).resolve().parent)
     if entry not in _KERNEL_ROOTS:
         _KERNEL_ROOTS.append(entry)
         import_closure.cache_clear()

@@ -9,9 +9,7 @@
   policy target, the search value).
 """
 
-from pathlib import Path
-
 from tafl_env.engine._jit import register_kernel_package
 
 # These kernels inline the engine's helpers: their cache must follow edits of either.
-register_kernel_package(Path(__file__).parent)
+register_kernel_package(__name__)
