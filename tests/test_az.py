@@ -51,14 +51,17 @@ def test_halving_schedule_hand_worked():
 
 
 def _tree(priors, visits, values_sum, raw_value, lost=None):
-    """One root (node 0) with the given edges, laid out as agents.search.mcts's trees."""
+    """One root (node 0) with the given edges, laid out as the MCTS trees are (Nodes, Edges)."""
+    from agents.search.mcts import Edges, Nodes
+
     k = len(priors)
-    nodes = (np.array([0]), np.array([k]), np.array([sum(visits)]), np.array([raw_value]),
-             np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint64), np.zeros(1, np.int64),
-             np.zeros(1, np.int64))
-    edges = (np.arange(k, dtype=np.int64), np.array(priors, float), np.full(k, -1, np.int64),
-             np.array(visits, np.int64), np.array(values_sum, float),
-             np.array(lost if lost is not None else [0] * k, np.int64))
+    nodes = Nodes(first=np.array([0]), count=np.array([k]), visits=np.array([sum(visits)]),
+                  value=np.array([raw_value]), proven=np.zeros(1, np.int64), side=np.zeros(1, np.int64),
+                  key=np.zeros(1, np.uint64), turn=np.zeros(1, np.int64), terminal=np.zeros(1, np.int64))
+    edges = Edges(action=np.arange(k, dtype=np.int64), prior=np.array(priors, float),
+                  child=np.full(k, -1, np.int64), visits=np.array(visits, np.int64),
+                  value_sum=np.array(values_sum, float),
+                  lost=np.array(lost if lost is not None else [0] * k, np.int64))
     return nodes, edges
 
 
