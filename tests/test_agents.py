@@ -414,15 +414,18 @@ def test_policy_agent_legal(tmp_path, variant):
                         policy_kwargs=dict(net_arch=[16]), device="cpu")
     path = tmp_path / "tiny.zip"
     model.save(path)
+    # an MLP is no network policy:PATH rebuilds without unpickling: the opt-in loads it
+    with pytest.raises(ValueError, match="unpickle-policy"):
+        make_agent(f"policy:{path}")
     for det in (True, False):
-        agent = make_agent(f"policy:{path}", seed=0, deterministic=det)
+        agent = make_agent(f"unpickle-policy:{path}", seed=0, deterministic=det)
         assert isinstance(agent, PolicyAgent)
         st = random_positions(eng, 10, 40, seed=3)
         st.put([0], random_positions(eng, 1, 400, seed=4))
         assert_legal(eng, st, agent.act(eng, st))
     if variant == "legacy_berserk":
         ch = chain_states(eng, want=3)
-        assert_legal(eng, ch, PolicyAgent(path, seed=1).act(eng, ch))
+        assert_legal(eng, ch, PolicyAgent(path, seed=1, unpickle=True).act(eng, ch))
 
 
 # --- greedy's Berserk filters must keep chains that win -------------------------------------------

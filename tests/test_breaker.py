@@ -35,9 +35,10 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 
 
 def one_line(capsys, *argv, words=()) -> str:
-    """Run ``tafl argv`` in-process; assert exit status 2 and one stderr line naming ``words``."""
+    """Run ``tafl argv`` in-process; assert exit status 2, one stderr line naming ``words`` and
+    nothing on stdout (the command stopped before any work)."""
     code, out, err = run_cli(capsys, *argv)
-    assert code == 2, (code, out, err)
+    assert code == 2 and out == "", (code, out, err)
     lines = err.splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     for word in words:
