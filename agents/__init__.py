@@ -5,6 +5,7 @@ spec such as ``"random"``, ``"greedy"``, ``"mcts:64"`` or ``"mcts:64:random:unif
 """
 
 from .base import Agent, AgentSpecError, make_agent, register_agent
+from .errors import AgentsError
 from .random_agent import RandomAgent
 
-__all__ = ["Agent", "AgentSpecError", "RandomAgent", "make_agent", "register_agent"]
+__all__ = ["Agent", "AgentSpecError", "AgentsError", "RandomAgent", "make_agent", "register_agent"]

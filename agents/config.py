@@ -73,7 +73,8 @@ def check_schema(raw: Any, schema: dict[str, FieldSpec], source: str) -> dict[st
     """Check each field of a parsed config against ``schema``; return it with defaults filled.
 
     Raises :class:`ConfigError` naming the field: an unknown key, a missing required field, a wrong
-    type, or a value its ``check`` rejects. Checks across fields are the caller's.
+    type, a number that is not finite (YAML's ``.inf``, ``.nan``), or a value its ``check`` rejects.
+    Checks across fields are the caller's.
     """
     if not isinstance(raw, dict):
         raise ConfigError("<root>", f"must be a mapping of fields, got {type(raw).__name__}", source)

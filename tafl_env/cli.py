@@ -381,8 +381,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if b > MAX_BATCH:
             raise CommandError(f"--batch {b} is more games than a batch holds (at most {MAX_BATCH})")
     results = []
-    if not args.json:
-        print(f"{'variant':<24} {'batch':>6} {'threads':>7} {'steps/s':>14} {'per CPU-s':>14} {'peak MiB':>9}")
+    header = f"{'variant':<24} {'batch':>6} {'threads':>7} {'steps/s':>14} {'per CPU-s':>14} {'peak MiB':>9}"
     for v in variants:
         for b in args.batch:
             # Threads serve batches of PARALLEL_MIN_BATCH games or more; smaller ones run on one.
@@ -393,6 +392,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                 "steps_per_s": round(r["steps_per_s"], 1),
                                 "peak_mem_mb": round(r["peak_mem_mb"], 3)})
                 if not args.json:
+                    if len(results) == 1:   # after the first run: a batch refused at once prints nothing
+                        print(header)
                     print(f"{v:<24} {b:>6} {r['threads']:>7} {r['steps_per_s']:>14,.0f} "
                           f"{r['steps_per_cpu_s']:>14,.0f} {r['peak_mem_mb']:>9.2f}", flush=True)
     if args.json:

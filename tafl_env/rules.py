@@ -11,7 +11,7 @@ variant-specific branches. Every field is a keyword option of :func:`make_rules`
     >>> make_rules("historical_tablut", max_turns=0)
     Traceback (most recent call last):
     ...
-    tafl_env.errors.InvalidOptionError: option max_turns=0 is out of range: an int from 1 to 2147483647 or None (no cap)
+    tafl_env.errors.InvalidOptionError: option max_turns=0 is out of range: an int from 1 to 9223372036854775807 or None (no cap)
 
 The options and their defaults (RULES.md §3-§5; every variant's values in RULES.md §8):
 
@@ -58,8 +58,8 @@ SIDES = ("attacker", "defender")
 REPETITION_MODES = ("starter_loses", "draw", "ignore")
 KING_CAPTURE_MODES = ("four_sided", "tablut")
 ESCAPE_MODES = ("corners", "edge")
-MAX_TURNS_CAP = 2**31 - 1
-"""The largest move cap: the engine counts a game's turns in 32 bits (``None`` is no cap)."""
+MAX_TURNS_CAP = 2**63 - 1
+"""The largest move cap: the engine's tables hold it as a 64-bit int (``None`` is no cap)."""
 
 
 def side_index(side: str | int) -> int:

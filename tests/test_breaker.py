@@ -35,9 +35,10 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 
 
 def one_line(capsys, *argv, words=()) -> str:
-    """Run ``tafl argv`` in-process; assert exit status 2 and one stderr line naming ``words``."""
+    """Run ``tafl argv`` in-process; assert exit status 2, one stderr line naming ``words`` and
+    nothing on stdout (the command stopped before any work)."""
     code, out, err = run_cli(capsys, *argv)
-    assert code == 2, (code, out, err)
+    assert code == 2 and out == "", (code, out, err)
     lines = err.splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     for word in words:
@@ -104,7 +105,9 @@ def test_perft_stops_on_ctrl_c_within_a_second(capsys):
 def test_move_cap_beyond_the_engines_turn_counter(capsys):
     with pytest.raises(InvalidOptionError, match="max_turns"):
         Game("historical_tablut", max_turns=2**70)
-    assert make_rules("historical_tablut", max_turns=MAX_TURNS_CAP).max_turns == MAX_TURNS_CAP
+    g = Game("historical_tablut", max_turns=MAX_TURNS_CAP)     # the largest cap plays
+    g.push(next(iter(g.legal_moves())))
+    assert g.turns == 1 and not g.is_over()
     one_line(capsys, "moves", "historical_tablut", "--option", "max_turns=99999999999999999999999",
              words=["max_turns=99999999999999999999999"])
 
@@ -204,9 +207,10 @@ def test_mcts_time_budget_stops_at_the_simulation_bound(monkeypatch):
     from agents import mcts as mcts_module
     from agents import make_agent
 
+    eng = Engine(make_rules("legacy_ard_ri"))
+    make_agent("mcts:8", seed=0).act(eng, eng.initial_state(1))      # compiled before the clock
     monkeypatch.setattr(mcts_module, "MAX_SIMULATIONS", 100)
     agent = make_agent("mcts:3600s", seed=0)
-    eng = Engine(make_rules("legacy_ard_ri"))
     t0 = time.monotonic()
     agent.act(eng, eng.initial_state(1))
     assert agent.last_simulations[0] <= 100 + mcts_module.CHUNK and time.monotonic() - t0 < 60

@@ -104,12 +104,14 @@ def perft(engine, state, depth: int) -> int:
     first = int(engine.count_legal(state)[0])
     if depth == 1 or first == 0:
         return first
-    estimate = estimate_perft(engine, state, depth)
-    if estimate > MAX_PERFT_COUNT:
-        raise InvalidOptionError(
-            f"perft depth {depth} would count about {estimate:.1e} action sequences (estimated "
-            f"from {PERFT_PROBES} random descents of the tree): hours of work; refusing above "
-            f"{MAX_PERFT_COUNT:.0e}, choose a smaller depth")
+    # No position has more legal actions than the action space: below that bound, no estimate.
+    if float(engine.num_actions) ** depth > MAX_PERFT_COUNT:
+        estimate = estimate_perft(engine, state, depth)
+        if estimate > MAX_PERFT_COUNT:
+            raise InvalidOptionError(
+                f"perft depth {depth} would count about {estimate:.1e} action sequences (estimated "
+                f"from {PERFT_PROBES} random descents of the tree): hours of work; refusing above "
+                f"{MAX_PERFT_COUNT:.0e}, choose a smaller depth")
     stack = state.take(np.zeros(depth, dtype=np.intp))
     stack.grow_history(int(state.turn[0]) + depth + 2)
     work = (np.empty((depth, engine.num_actions), dtype=np.int64), np.zeros(depth, dtype=np.int64),
@@ -120,6 +122,5 @@ def perft(engine, state, depth: int) -> int:
         if progress[_TOTAL] > MAX_PERFT_COUNT:
             raise InvalidOptionError(
                 f"perft depth {depth} stopped after counting {int(progress[_TOTAL]):.2e} action "
-                f"sequences (more than {MAX_PERFT_COUNT:.0e}; estimated {estimate:.1e}): choose a "
-                f"smaller depth")
+                f"sequences (more than {MAX_PERFT_COUNT:.0e}): choose a smaller depth")
     return int(progress[_TOTAL])
