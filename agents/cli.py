@@ -401,7 +401,12 @@ def cmd_rate(args: argparse.Namespace) -> int:
     if args.leaderboard is not None:
         from .evaluation.leaderboard import add_entry
 
-        path = add_entry(result, args.leaderboard or result.agent, spec=args.agent)
+        command = " ".join([PROG, "rate", args.agent, "--variant", args.variant, "--seed", str(args.seed),
+                            "--games", str(args.games)]
+                           + (["--target-ci", f"{args.target_ci:g}"] if args.target_ci else [])
+                           + (["--sprt", f"{args.sprt[0]:g}", f"{args.sprt[1]:g}"] if args.sprt else [])
+                           + (["--time-per-move", f"{args.time_per_move:g}"] if args.time_per_move else []))
+        path = add_entry(result, args.leaderboard or result.agent, spec=args.agent, command=command)
         print(f"leaderboard line {args.leaderboard or result.agent!r} written: {path}")
     if args.json:
         emit_json(result.to_dict())
