@@ -331,3 +331,17 @@ def test_ray_workers_on_a_local_cluster(tmp_path):
     summary = train_az(_tiny("legacy_ard_ri", workers=2), out_dir=tmp_path, progress=False, final_eval=False)
     assert summary["ray"] == "local"
     assert summary["counters"]["iteration"] == 2 and summary["counters"]["positions"] >= 16
+
+
+def test_warm_start_fills_the_window_before_self_play(tmp_path):
+    from agents.az.train import train_az
+
+    summary = train_az(_tiny("legacy_ard_ri", warm_start_games=3, iterations=1), out_dir=tmp_path,
+                       progress=False, final_eval=False)
+    c = summary["counters"]
+    assert c["warm_start_games"] == 3 and c["warm_start_positions"] > 0
+    window = ReplayWindow.load(tmp_path / "checkpoints" / "iter_000001" / "replay.npz")
+    assert window.added == c["positions"] + c["warm_start_positions"]
+    # one-hot targets on a legal move
+    rows = window.targets[:c["warm_start_positions"]]
+    assert np.allclose(rows.sum(1), 1.0) and (rows.max(1) == 1.0).all()

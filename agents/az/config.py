@@ -109,6 +109,11 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "draw_value": FieldSpec(_NUM, False, 0.0, "value target of a drawn game, for both sides", _value),
     "capped_value": FieldSpec(_NUM, False, 0.0, "value target of a game cut at the move cap, for both sides", _value),
     "value_mix": FieldSpec(_NUM, False, 0.0, "weight of the root's search value in the value target", _unit),
+    # warm start (off by default: tabula rasa)
+    "warm_start_games": FieldSpec((int,), False, 0, "greedy-vs-greedy games whose positions fill the window "
+                                  "before self-play (0: tabula rasa)", _nonneg),
+    "warm_start_epsilon": FieldSpec(_NUM, False, 0.25, "chance that a warm-start move is random (the target "
+                                    "stays the greedy move)", _unit),
     # replay and learner
     "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window", _pos),
     "min_replay": FieldSpec((int,), False, 2048, "positions in the window before the learner starts", _pos),

@@ -224,6 +224,29 @@ def format_summary(summary: dict) -> str:
     return text
 
 
+def _warm_start(run: "_Run", cfg: dict, show: bool, writer) -> None:
+    """Greedy games into the window, then ``sample_reuse`` passes of learning over them."""
+    from ..training.progress import progress_bar
+    from .warmstart import greedy_games
+
+    bar = progress_bar(cfg["warm_start_games"], "warm start: greedy games", "game", show)
+    gb = greedy_games(run.engine, cfg["warm_start_games"], float(cfg["warm_start_epsilon"]), run.rng,
+                      float(cfg["draw_value"]), float(cfg["capped_value"]), progress=bar.update)
+    bar.close()
+    run.window.add(*gb.arrays())
+    steps = max(1, math.ceil(float(cfg["sample_reuse"]) * gb.positions / cfg["batch_size"]))
+    bar = progress_bar(steps, "warm start: learning", "step", show)
+    for _ in range(steps):
+        m = run.learner.step(run.window, cfg["batch_size"], run.rng)
+        bar.update(1)
+    bar.close()
+    for k, v in m.items():
+        writer.add_scalar(f"warm_start/{k}", v, 0)
+    run.counters["learner_steps"] += steps
+    run.counters["warm_start_positions"] = gb.positions
+    run.counters["warm_start_games"] = gb.games
+
+
 def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
              seed: int | None = None, max_minutes: float | None = None, progress: bool | None = None,
              final_eval: bool = True, address: str | None = None, command: str | None = None) -> dict:
@@ -298,6 +321,8 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
         selfplay.set_pool([Evaluator(n, device) for n in run.pool_nets()])
     c = run.counters
     t0 = time.monotonic()
+    if cfg["warm_start_games"] and c["iteration"] == 0 and not c.get("warm_start_positions"):
+        _warm_start(run, cfg, show, writer)
     minutes0 = float(c["minutes"])
     stop = "iterations"
     bar = progress_bar(cfg["iterations"], f"az {cfg['variant']}", "it", show)
