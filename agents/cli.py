@@ -109,7 +109,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _load_train_config(path: str) -> dict:
     """A training config of either backend (``backend: sb3``, the default, or ``backend: rllib``)."""
-    from .config import read_yaml_config
+    from .schema import read_yaml_config
 
     raw = read_yaml_config(path)
     if isinstance(raw, dict) and raw.get("backend") == "az":
@@ -147,7 +147,7 @@ def _train_rllib(args: argparse.Namespace, config: dict) -> int:
 
 def _train_az(args: argparse.Namespace, config: dict) -> int:
     from .az.train import format_summary, train_az
-    from .config import ConfigError
+    from .schema import ConfigError
 
     if args.timesteps is not None:
         raise CommandError(f"--timesteps is for sb3 and rllib configs; {args.config} (backend: az) counts "

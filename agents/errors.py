@@ -5,14 +5,14 @@ catch ``ValueError`` are unaffected, and code that wants every mistake of its us
 (the ``tafl`` add-on commands, which report it as one line) catches it once:
 
 - :class:`~agents.base.AgentSpecError`: an agent spec that cannot be built;
-- :class:`~agents.config.ConfigError`: a bad tournament or training config (names the field);
+- :class:`~agents.schema.ConfigError`: a bad tournament or training config (names the field);
 - :class:`~agents.evaluation.report.OutputDirError`: an output folder that cannot take the results.
 
 The command line's own :class:`tafl_env.cli.CommandError` stays in ``tafl_env`` (which never
 imports ``agents``); the add-on commands turn an ``AgentsError`` into it.
 
     >>> from agents.base import AgentSpecError
-    >>> from agents.config import ConfigError
+    >>> from agents.schema import ConfigError
     >>> issubclass(AgentSpecError, AgentsError) and issubclass(ConfigError, AgentsError)
     True
     >>> issubclass(AgentsError, ValueError)

@@ -32,8 +32,8 @@ from tafl_env.engine import Engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents import make_agent  # noqa: E402
-from agents.evaluators import NetworkEvaluator, RolloutEvaluator  # noqa: E402
-from agents.mcts import MCTSAgent  # noqa: E402
+from agents.mcts.evaluators import NetworkEvaluator, RolloutEvaluator  # noqa: E402
+from agents.mcts.agent import MCTSAgent  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 MODELS = HERE.parent / "agents" / "pretrained"   # the shipped policies, <variant>.zip

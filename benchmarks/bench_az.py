@@ -42,7 +42,7 @@ def run(variant: str, seconds: float, threads: int) -> dict:
     from agents.az.selfplay import SelfPlay
     from agents.az.search import BatchedSearch
     from agents.az.train import search_settings, selfplay_settings
-    from agents.config import read_yaml_config
+    from agents.schema import read_yaml_config
     from tafl_env.game import engine_for
 
     th.set_num_threads(threads)
@@ -100,7 +100,7 @@ def ray_scaling(variant: str, counts: list, seconds: float) -> list:
     from agents.az.config import validate_az_config
     from agents.az.network import AZNet
     from agents.az.workers import RaySelfPlay
-    from agents.config import read_yaml_config
+    from agents.schema import read_yaml_config
 
     cfg = validate_az_config(read_yaml_config(ROOT / "configs" / "az" / f"{variant}.yaml"))
     rows = []

@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
     import torch
 
-    from agents.config import read_yaml_config
+    from agents.schema import read_yaml_config
     from agents.rllib.config import validate_rllib_config
 
     cfg = validate_rllib_config(read_yaml_config(args.config), source=str(args.config))

@@ -1,11 +1,11 @@
 """Where greedy's time goes: the cost of one scored child (legal move) by phase, one game.
 
-Greedy scores every legal move of a position (agents/greedy.py) and checks the opponent's replies
+Greedy scores every legal move of a position (agents/greedy/agent.py) and checks the opponent's replies
 only where a child could still be best (the lazy check of ``choose_node``); `mcts:N` scores every
 node it expands in full, opponent check included, so it runs at the speed of this loop and act()
 at about the speed of its first phases. The phases are timed cumulatively by one
 compiled loop over the children of a mid-game position (24 random moves in), built from the
-agents' own compiled helpers (agents/search/greedy.py):
+agents' own compiled helpers (agents/greedy/kernels.py):
 
 - ``copy``: the light copy of the position into the child's row (and the row set-up);
 - ``+ step``: the engine's whole step of the move (with the opponent's move generation);
@@ -26,7 +26,7 @@ import numba
 import numpy as np
 
 from agents.greedy import GreedyAgent
-from agents.search.greedy import copy_full, evaluate, has_repeat, opp_can_win
+from agents.greedy.kernels import copy_full, evaluate, has_repeat, opp_can_win
 from tafl_env.bench import append_section, machine_info
 from tafl_env.engine import Engine
 from tafl_env.engine.rows import I_REASON, copy_light, list_actions, restore_seen, step_row

@@ -1,6 +1,6 @@
 """A reference evaluation for the tests: the greedy agent's position evaluation ``E`` written
 with numpy over whole boards (rows of bits, slides and floods), independently of the compiled one
-(agents/search/greedy.py). It comes from the numpy greedy agent of version 0.2, which the
+(agents/greedy/kernels.py). It comes from the numpy greedy agent of version 0.2, which the
 compiled agent replaced; tests/test_greedy_compiled.py compares the two on random positions.
 The weights are the agent's own (one source)."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.search.tables import W_ADJ, W_ATT, W_DEF, W_DIST, W_ESC1, W_ESC2
+from agents.greedy.scoring import W_ADJ, W_ATT, W_DEF, W_DIST, W_ESC1, W_ESC2
 from tafl_env.engine import Engine, State
 from tafl_env.notation import ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, EMPTY, KING, KNIGHT
 
@@ -81,7 +81,7 @@ class _Geometry:
 
 def evaluate(engine: Engine, state: State) -> np.ndarray:
     """(B,) the evaluation ``E`` of each position, seen from the defenders; −100 where the king is
-    gone (agents/greedy.py's module docstring, (d))."""
+    gone (agents/greedy/agent.py's module docstring, (d))."""
     geo, board = _Geometry(engine), state.board
     s = geo.s
     side = _SIDE[board[:, :s]]

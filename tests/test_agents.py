@@ -12,7 +12,7 @@ from tafl_env.perft import expand
 
 from agents import make_agent
 from agents.base import AgentSpecError
-from agents.evaluators import RolloutEvaluator
+from agents.mcts.evaluators import RolloutEvaluator
 from agents.greedy import GreedyAgent
 from agents.mcts import MCTSAgent
 

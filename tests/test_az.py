@@ -28,7 +28,7 @@ from agents.az.network import AZNet  # noqa: E402
 from agents.az.replay import ReplayWindow, decode_planes, encode_planes  # noqa: E402
 from agents.az.symmetry import board_symmetries  # noqa: E402
 from agents.base import AgentSpecError  # noqa: E402
-from agents.config import ConfigError, read_yaml_config  # noqa: E402
+from agents.schema import ConfigError, read_yaml_config  # noqa: E402
 from agents.evaluation.play import play_games  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def test_halving_schedule_hand_worked():
 
 def _tree(priors, visits, values_sum, raw_value, lost=None):
     """One root (node 0) with the given edges, laid out as the MCTS trees are (Nodes, Edges)."""
-    from agents.search.mcts import Edges, Nodes
+    from agents.mcts.kernels import Edges, Nodes
 
     k = len(priors)
     nodes = Nodes(first=np.array([0]), count=np.array([k]), visits=np.array([sum(visits)]),

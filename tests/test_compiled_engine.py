@@ -341,7 +341,7 @@ def test_cached_kernels_are_stamped_with_the_sources_they_are_built_from():
     assert _jit.source_stamp(engine_dir.parent / "aec.py") is not None      # in the package ...
     assert _jit.source_stamp(Path(pytest.__file__)) is None                  # ... pytest is not
 
-    from agents.search import greedy, tables
+    from agents.greedy import kernels as greedy, scoring as tables
 
     own = next(v for v in vars(greedy).values()
                if hasattr(v, "_cache") and v.py_func.__module__ == greedy.__name__)

@@ -16,7 +16,7 @@ import pytest
 
 from agents import Agent, make_agent
 from agents.base import AgentSpecError
-from agents.config import ConfigError
+from agents.schema import ConfigError
 from agents.evaluation.gif import export_gif
 from agents.evaluation.play import agent_seeds, play_games
 from agents.evaluation.ratings import ELO_SCALE, elo_difference, elo_ratings, expected_score, fit_bradley_terry

@@ -1,4 +1,4 @@
-"""The compiled greedy (agents/search/greedy.py) against a brute-force one-ply search written with
+"""The compiled greedy (agents/greedy/kernels.py) against a brute-force one-ply search written with
 the engine's Python API: every child played, every reply of the opponent played (berserk chains
 expanded to their end), scores computed from the documented preference order."""
 
@@ -12,7 +12,7 @@ from tafl_env.engine import Engine
 from tafl_env.perft import expand
 
 from agents.greedy import GreedyAgent
-from agents.search.tables import LOSS, UNSAFE, W_CAPTURE, WIN
+from agents.greedy.scoring import LOSS, UNSAFE, W_CAPTURE, WIN
 from reference_eval import evaluate as reference_evaluate
 
 

@@ -118,7 +118,7 @@ EVALUATORS = ["greedy", "random_uniform", "random_greedy", "greedy_playout", "ne
 
 
 def _agent(kind, sims, tiny_model=None, seed=0, **kw):
-    from agents.evaluators import GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
+    from agents.mcts.evaluators import GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
 
     ev = {"greedy": lambda: GreedyEvaluator(),
           "random_uniform": lambda: RolloutEvaluator("random", "uniform", max_turns=20),
@@ -264,7 +264,7 @@ def _positions(eng, count, seed):
 
 
 def test_network_batched_evaluation_equals_one_at_a_time(tiny_model):
-    from agents.evaluators import NetworkEvaluator
+    from agents.mcts.evaluators import NetworkEvaluator
 
     eng = Engine(make_rules("historical_tablut"))
     ev = NetworkEvaluator(tiny_model, threads=1)
@@ -282,7 +282,7 @@ def test_network_batched_evaluation_equals_one_at_a_time(tiny_model):
 def test_network_search_expands_with_each_positions_own_priors(tiny_model):
     """The batched search gives every tree's root the priors of its own position (as one
     evaluation of that position alone would), whatever else shares the forward pass."""
-    from agents.evaluators import NetworkEvaluator
+    from agents.mcts.evaluators import NetworkEvaluator
 
     eng = Engine(make_rules("historical_tablut"))
     st = _positions(eng, 5, seed=4)
@@ -315,7 +315,7 @@ def test_network_search_is_deterministic(tiny_model):
 
 def test_network_spec_and_bad_specs(tiny_model, tmp_path):
     from agents.base import AgentSpecError
-    from agents.evaluators import NetworkEvaluator, RolloutEvaluator
+    from agents.mcts.evaluators import NetworkEvaluator, RolloutEvaluator
 
     m = make_agent(f"mcts:8:policy:{tiny_model}")
     assert isinstance(m.evaluator, NetworkEvaluator) and m.name == f"mcts:8:policy:{tiny_model}"

@@ -24,7 +24,7 @@ yaml = pytest.importorskip("yaml")
 
 from agents import make_agent  # noqa: E402
 from agents.base import AgentSpecError  # noqa: E402
-from agents.config import ConfigError  # noqa: E402
+from agents.schema import ConfigError  # noqa: E402
 from agents.evaluation.play import play_games  # noqa: E402
 from agents.rllib.cluster import RayAddressError, check_address  # noqa: E402
 from agents.rllib.config import validate_rllib_config  # noqa: E402
@@ -212,7 +212,7 @@ def test_resume_continues_from_the_checkpoint(trained, tmp_path):
 # --- tafl eval --ray ---------------------------------------------------------------------------------
 
 def test_eval_on_ray_equals_the_local_run(ray_local, tmp_path):
-    from agents.rllib.tournament import run_tournament_ray
+    from agents.rllib.ray_games import run_tournament_ray
     from agents.evaluation.tournament import run_tournament, validate_tournament_config
 
     cfg = validate_tournament_config({"variant": "legacy_ard_ri", "games_per_pair": 8, "seed": 4, "max_turns": 40,
@@ -298,7 +298,7 @@ def test_resume_of_another_variant_is_refused(trained):
 
 
 def test_shipped_configs_one_per_variant_validate():
-    from agents.config import read_yaml_config
+    from agents.schema import read_yaml_config
     from tafl_env import VARIANTS
 
     paths = sorted((ROOT / "configs" / "rllib").glob("*.yaml"))

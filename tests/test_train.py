@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 yaml = pytest.importorskip("yaml")
 
-from agents.config import ConfigError  # noqa: E402
+from agents.schema import ConfigError  # noqa: E402
 from agents.evaluation.play import play_games  # noqa: E402
 from agents.networks import BoardHeads, TaflBoardPolicy, board_policy_kwargs  # noqa: E402
 from agents.training import (  # noqa: E402

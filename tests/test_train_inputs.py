@@ -24,7 +24,7 @@ yaml = pytest.importorskip("yaml")
 
 from agents.training import format_summary, train, validate_train_config  # noqa: E402
 from agents.training.checkpoints import TrainSetupError, check_resume, load_pool  # noqa: E402
-from agents.config import ConfigError  # noqa: E402
+from agents.schema import ConfigError  # noqa: E402
 from tafl_env import make_rules  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

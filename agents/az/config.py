@@ -1,7 +1,7 @@
 """The config of an AlphaZero training run (``backend: az``, ``configs/az/*.yaml``):
 :data:`AZ_SCHEMA` and its checks.
 
-Every field has a type, a default, a meaning and a range check (:class:`agents.config.FieldSpec`);
+Every field has a type, a default, a meaning and a range check (:class:`agents.schema.FieldSpec`);
 :func:`validate_az_config` also checks what spans fields (the rule options exist, a fast search
 is not bigger than a full one, the learner's minibatch fits in the window). ``tafl train`` reads a
 config of this kind by its ``backend`` field.
@@ -24,7 +24,7 @@ from typing import Any
 from tafl_env.errors import InvalidOptionError
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..config import ConfigError, FieldSpec, check_schema
+from ..schema import ConfigError, FieldSpec, check_schema
 from .search import INTERIOR_RULES, ROOT_RULES
 from .symmetry import SYMMETRY_SETS
 

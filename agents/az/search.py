@@ -18,7 +18,7 @@ simulations, so that fast and full searches (playout-cap randomisation) share th
 
 Inner nodes choose by Gumbel MuZero's deterministic rule (``interior="gumbel"``) or by PUCT.
 Every root also gets the greedy scoring's exact check once (``root_check``, as the MCTS agent's
-roots do: :func:`agents.search.mcts.check_root`): a win in one is played at once, moves that lose
+roots do: :func:`agents.mcts.kernels.check_root`): a win in one is played at once, moves that lose
 at once are left out of the search and of the target.
 
 Trees are not kept between moves (Sequential Halving plans a fresh budget at each root).
@@ -33,9 +33,9 @@ import numpy as np
 from tafl_env.engine import Engine, State
 from tafl_env.engine.rows import load_rows
 
-from ..greedy import SearchWork, prepare
-from ..search import mcts as _m
-from ..search.netsearch import room
+from ..greedy.agent import SearchWork, prepare
+from ..mcts import kernels as _m
+from ..mcts.netsearch import room
 from .gumbel import halving_table
 from .kernels import forest as _f
 

@@ -73,7 +73,7 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if th.cuda.is_available() else "cpu"
     if device == "cuda" and not th.cuda.is_available():
-        from ..config import ConfigError
+        from ..schema import ConfigError
 
         raise ConfigError("device", "is 'cuda' but torch sees no GPU (use auto or cpu)", "az config")
     return device
@@ -254,7 +254,7 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     ``summary.json``)."""
     import torch as th
 
-    from ..config import ConfigError
+    from ..schema import ConfigError
     from ..training.evaluation import plot_learning_curve, write_evals
     from ..training.progress import progress_bar
     from .checkpoint import CheckpointError, save_model

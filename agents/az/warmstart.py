@@ -3,7 +3,7 @@ self-play, so that both sides begin with the greedy agent's play instead of none
 
 Measured reason (results/training/legacy_ard_ri_az/): tabula rasa, Ard Ri's attackers won 36 of
 6,948 self-play games in 40 minutes, so the attackers' value targets were almost all -1 and
-their policy targets carried no sign of a winning line. Greedy games (agents/greedy.py) give both
+their policy targets carried no sign of a winning line. Greedy games (agents/greedy/agent.py) give both
 sides games that end by their own moves.
 
 Each position records the legal moves with a one-hot target on the greedy agent's move and the

@@ -9,5 +9,5 @@
   ``records/``), replayable game records, text reports.
 - :mod:`.gif` — :func:`~.gif.export_gif`, an animated game.
 
-The config machinery that tournaments share with training is :mod:`agents.config`.
+The config machinery that tournaments share with training is :mod:`agents.schema`.
 """

@@ -68,7 +68,7 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
 def _root_value(agent, engine, state) -> tuple[float, bool]:
     """Search one position with ``agent`` (an MCTSAgent): the root's mean backed-up value from the
     side to move, and whether the root is proven (won or lost)."""
-    from ..search import mcts as _m
+    from ..mcts import kernels as _m
 
     agent.reset()
     agent.act(engine, state)

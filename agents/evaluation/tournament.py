@@ -2,7 +2,7 @@
 
 - :func:`load_tournament_config` reads and validates a YAML tournament config
   (``configs/tournaments/*.yaml``) against :data:`TOURNAMENT_SCHEMA`; command-line overrides
-  meet the same checks (:func:`agents.config.apply_overrides`).
+  meet the same checks (:func:`agents.schema.apply_overrides`).
 - :func:`round_robin` plays every pair of agents both ways round (half the games each way), with a
   seed per pairing leg derived from one base seed (:func:`leg_seed`), and computes the tables
   (:mod:`agents.evaluation.stats`) and ratings (:mod:`agents.evaluation.ratings`); with ``out_dir`` it writes the result
@@ -24,7 +24,7 @@ import numpy as np
 from tafl_env.rules import VARIANTS, make_rules
 
 from ..base import Agent, AgentSpecError, make_agent, split_spec
-from ..config import (ConfigError, FieldSpec, apply_overrides, check_rule_options, check_schema, check_seed,
+from ..schema import (ConfigError, FieldSpec, apply_overrides, check_rule_options, check_schema, check_seed,
                       read_yaml_config)
 from .play import agent_seeds, play_games
 from .ratings import DEFAULT_BOOTSTRAP, DEFAULT_PRIOR_SD, elo_ratings
@@ -128,7 +128,7 @@ def validate_tournament_config(raw: Any, source: str = "tournament config") -> d
     ...                             "games_per_pair": 2})
     Traceback (most recent call last):
     ...
-    agents.config.ConfigError: tournament config: field 'agents': needs at least 2 agents
+    agents.schema.ConfigError: tournament config: field 'agents': needs at least 2 agents
     """
     out = check_schema(raw, TOURNAMENT_SCHEMA, source)
     if out["anchor"] is not None and out["anchor"] not in out["agents"]:
@@ -190,7 +190,7 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
     before it. ``executor(rules, legs, record, on_chunk)`` may play the chunks elsewhere (``legs``:
     one ``(attacker_spec, attacker_seed, defender_spec, defender_seed, chunks)`` per leg; it
     returns each leg's ``(results, seconds, timing)`` and calls ``on_chunk(games)`` as chunks
-    finish): :mod:`agents.rllib.tournament` runs them as Ray tasks, with the same results (only
+    finish): :mod:`agents.rllib.ray_games` runs them as Ray tasks, with the same results (only
     the timings differ). Returns the content of ``results.json``; with ``out_dir`` writes the
     result files (module docstring).
     """

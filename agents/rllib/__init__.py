@@ -12,7 +12,7 @@ One job per module:
 - :mod:`agents.rllib.config`: the ``backend: rllib`` config schema (``configs/rllib/*.yaml``);
 - :mod:`agents.rllib.trainer`: ``tafl train`` with such a config;
 - :mod:`agents.rllib.agent`: the agents ``rllib:DIR`` / ``policy:DIR`` of a checkpoint;
-- :mod:`agents.rllib.tournament`: ``tafl eval --ray``, a tournament's games as Ray tasks;
+- :mod:`agents.rllib.ray_games`: ``tafl eval --ray``, a tournament's games as Ray tasks;
 - :mod:`agents.rllib.cluster`: joining a cluster or starting a local Ray.
 
 Importing this package imports nothing of Ray; the modules that need it import it.

@@ -19,7 +19,7 @@ import os
 import socket
 from typing import Iterator
 
-from ..config import ConfigError
+from ..schema import ConfigError
 
 __all__ = ["RayAddressError", "resolve_address", "check_address", "ray_session"]
 

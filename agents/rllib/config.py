@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import ConfigError, FieldSpec, check_schema
+from ..schema import ConfigError, FieldSpec, check_schema
 from ..training.config import TRAIN_SCHEMA, _nonneg, _pos, rules_of
 
 __all__ = ["RLLIB_SCHEMA", "validate_rllib_config"]
@@ -65,7 +65,7 @@ RLLIB_SCHEMA: dict[str, FieldSpec] = {
 def validate_rllib_config(raw: Any, source: str = "rllib train config") -> dict[str, Any]:
     """Check a parsed ``backend: rllib`` config against :data:`RLLIB_SCHEMA`; defaults filled.
 
-    Raises :class:`~agents.config.ConfigError` naming the field, as the SB3 configs do.
+    Raises :class:`~agents.schema.ConfigError` naming the field, as the SB3 configs do.
     """
     out = check_schema(raw, RLLIB_SCHEMA, source)
     weights = [out[f"{k}_weight"] for k in ("selfplay", "snapshot", "greedy", "random")]

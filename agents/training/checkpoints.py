@@ -14,7 +14,7 @@ JSON without unpickling anything and refuses a checkpoint of another variant or 
 zips without it (older runs) it compares the observation shape and the number of actions.
 
 :class:`TrainSetupError` is a mistake in the inputs of a run (a checkpoint, the output directory,
-an opponent) found before the run starts; it is a :class:`agents.config.ConfigError`, so the
+an opponent) found before the run starts; it is a :class:`agents.schema.ConfigError`, so the
 ``tafl`` command reports it in one line and exits with status 2.
 """
 
@@ -27,7 +27,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..config import ConfigError
+from ..schema import ConfigError
 from ..policy import MODEL_INFO, rules_mismatch
 
 __all__ = ["TrainSetupError", "save_pool", "load_pool", "model_data", "check_model_rules",

@@ -1,6 +1,6 @@
 """The training config: :data:`TRAIN_SCHEMA`, its validation and the rules a config names.
 
-Every field has a type, a default, a meaning and a range check (:class:`agents.config.FieldSpec`);
+Every field has a type, a default, a meaning and a range check (:class:`agents.schema.FieldSpec`);
 :func:`validate_train_config` also checks what spans fields (the league is not empty, a minibatch
 fits in a rollout, the rule options exist). The shipped configs are ``configs/train/*.yaml``.
 """
@@ -14,7 +14,7 @@ from tafl_env.memory import fits
 from tafl_env.observation import NUM_PLANES
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..config import ConfigError, FieldSpec, check_rule_options, check_schema, check_seed, read_yaml_config
+from ..schema import ConfigError, FieldSpec, check_rule_options, check_schema, check_seed, read_yaml_config
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "rules_of"]
 
@@ -128,7 +128,7 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
 def validate_train_config(raw: Any, source: str = "train config") -> dict[str, Any]:
     """Check a parsed config against :data:`TRAIN_SCHEMA`; return it with the defaults filled.
 
-    Raises :class:`agents.config.ConfigError` naming the field (unknown key, missing required
+    Raises :class:`agents.schema.ConfigError` naming the field (unknown key, missing required
     field, wrong type, value out of range).
 
     >>> try:

@@ -1,5 +1,5 @@
 """Compiled parts of the AlphaZero search (numba kernels over the forest of
-:mod:`agents.search.mcts`'s array layout):
+:mod:`agents.mcts.kernels`'s array layout):
 
 - :mod:`.gumbel` — the Gumbel root's arithmetic: completed Q-values with the mixed value,
   ``sigma``, the improved policy, the root's Sequential-Halving choice and the deterministic

@@ -1,10 +1,10 @@
 """A round of the batched AlphaZero search, compiled, over the forest of
-:mod:`agents.search.netsearch` (row ``g`` of each node and edge array = game ``g``'s tree, laid out
-as in :mod:`agents.search.mcts`).
+:mod:`agents.mcts.netsearch` (row ``g`` of each node and edge array = game ``g``'s tree, laid out
+as in :mod:`agents.mcts.kernels`).
 
 A round is :func:`select_leaves`, one forward pass of the network over the leaves (done by the
 caller), then :func:`expand_leaves`. It differs from the PUCT network search of
-:mod:`agents.search.netsearch` in the choice of edges and in the expansion:
+:mod:`agents.mcts.netsearch` in the choice of edges and in the expansion:
 
 - the root's edge is chosen by Sequential Halving (``ROOT_GUMBEL``: :func:`.gumbel.pick_root`,
   with the game's considered-visit sequence ``seq[g]`` indexed by the simulation number and the
@@ -29,8 +29,8 @@ from tafl_env.engine.rows import (I_KEY, I_REASON, I_TO_MOVE, I_TURN, I_WINNER, 
                                   copy_light, copy_seen, list_actions, step_row)
 from tafl_env.engine.state import RUNNING
 
-from agents.search.mcts import H_EDGES, H_ROOT, H_SIMS, _known, _new_node, _pick_edge, prove_up
-from agents.search.netsearch import _views
+from agents.mcts.kernels import H_EDGES, H_ROOT, H_SIMS, _known, _new_node, _pick_edge, prove_up
+from agents.mcts.netsearch import _views
 
 from .gumbel import final_choice, improved_policy, pick_interior, pick_root
 

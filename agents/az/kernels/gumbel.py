@@ -2,7 +2,7 @@
 with Gumbel"; the formulas as ``mctx`` implements them in ``qtransforms.py``, ``seq_halving.py``
 and ``action_selection.py``).
 
-A node's edges are ``base .. base + count - 1`` of the edge arrays (:mod:`agents.search.mcts`):
+A node's edges are ``base .. base + count - 1`` of the edge arrays (:mod:`agents.mcts.kernels`):
 prior probability ``e_prior`` (the logits are ``log prior``, equal to the network's up to a
 constant, which no formula here sees), visits ``e_n`` and value sum ``e_w`` for the node's side to
 move (``q = e_w / e_n``); ``n_value`` is the node's raw network value. Edges marked lost (proven

@@ -1,4 +1,4 @@
-"""The greedy agent's scoring of one node, compiled (agents/greedy.py documents the order of
+"""The greedy agent's scoring of one node, compiled (agents/greedy/agent.py documents the order of
 preference and the evaluation; this module is its implementation).
 
 A node is a row ``p`` of a work State; the rows after it are the search's scratch: ``p+1`` holds
@@ -44,7 +44,7 @@ from tafl_env.notation import EMPTY, KING
 from tafl_env.engine.rows import (I_BOARD, I_CHAIN, I_KEY, I_KING, I_MOVES, I_OCC, I_PIECES, I_REASON,
                    I_REPEATS, I_SEENC, I_TO_MOVE, I_WINNER, copy_full, copy_light, copy_seen,
                    list_actions, restore_seen, seen_count, step_row)
-from .tables import LOSS, NO_KING_E, UNSAFE, W_CAPTURE, WIN
+from .scoring import LOSS, NO_KING_E, UNSAFE, W_CAPTURE, WIN
 
 RING_DR = np.array([1, 1, 0, -1, -1, -1, 0, 1])
 RING_DF = np.array([0, 1, 1, 1, 0, -1, -1, -1])
@@ -72,7 +72,7 @@ def _king_rays(S, tb, g, sq, d):
 
 @inlined
 def evaluate(S, tb, at, g, stamp, gen):
-    """E of row ``g`` from the defenders' side (agents/greedy.py, (d))."""
+    """E of row ``g`` from the defenders' side (agents/greedy/agent.py, (d))."""
     s = tb.params[P_S]
     ks = S[I_KING][g]
     nd = count_pieces(S, tb, g, 1)
@@ -449,7 +449,7 @@ def has_repeat(S, g):
 @inlined
 def play_child(S, tb, p, c, a, info, scratch):
     """Row ``c`` := row ``p`` with action ``a`` played; a berserk chain it opens is judged as the
-    position after its pass (agents/greedy.py). Row ``c``'s tables must equal row ``p``'s."""
+    position after its pass (agents/greedy/agent.py). Row ``c``'s tables must equal row ``p``'s."""
     copy_light(S, p, c)
     for _ in range(2):   # one call site: the step is inlined once here, not once per action
         step_row(S, tb, c, a, info, scratch)
@@ -495,7 +495,7 @@ def node_setup(S, tb, p, acts):
 @helper
 def score_node(S, tb, at, p, acts, scores, caps, emov, info, scratch, cacts, ccnt, cidx, rw,
                stamp, gen):
-    """Score every legal action of row ``p`` (running): ``acts[:n]``, ``scores[:n]`` (agents/greedy.py
+    """Score every legal action of row ``p`` (running): ``acts[:n]``, ``scores[:n]`` (agents/greedy/agent.py
     order of preference), ``caps[:n]`` pieces captured, ``emov[:n]`` E from the mover's side;
     returns n. Rows p+1, p+2 ... are scratch; their tables must equal row p's on entry."""
     c = p + 1

@@ -11,9 +11,9 @@ and value are. They are injected, as in OpenSpiel's ``MCTSBot(game, ..., evaluat
   masked to the legal moves and softmaxed, are the priors, its value head the leaf value for the
   side to move. The search batches the leaves of every tree of a batch into one forward pass.
 
-The first two run inside the compiled search (:mod:`agents.search.mcts`); they are descriptions
+The first two run inside the compiled search (:mod:`agents.mcts.kernels`); they are descriptions
 the search reads (``kernel_config``). The network evaluator is called from Python once per round
-of the batched search (:mod:`agents.search.netsearch`) through :meth:`NetworkEvaluator.evaluate`.
+of the batched search (:mod:`agents.mcts.netsearch`) through :meth:`NetworkEvaluator.evaluate`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 
 from tafl_env.engine import Engine, State
 
-from .search import mcts as _m
+from . import kernels as _m
 
 __all__ = ["Evaluator", "GreedyEvaluator", "NetworkEvaluator", "RolloutEvaluator"]
 
@@ -53,7 +53,7 @@ class Evaluator:
 
 
 class GreedyEvaluator(Evaluator):
-    """Greedy priors and heuristic leaf values (agents/mcts.py, "Expansion" and "Leaf values")."""
+    """Greedy priors and heuristic leaf values (agents/mcts/agent.py, "Expansion" and "Leaf values")."""
 
     def __repr__(self) -> str:
         return "GreedyEvaluator()"
@@ -113,7 +113,7 @@ class NetworkEvaluator(Evaluator):
     compiled = False
 
     def __init__(self, policy, device: str = "cpu", threads: int | None = None):
-        from .policy import PolicyAgent
+        from ..policy import PolicyAgent
 
         if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
             raise ValueError(f"threads must be an integer >= 1 or None, got {threads!r}")

@@ -34,7 +34,7 @@ from tafl_env.engine.rows import (
 )
 from tafl_env.engine.state import RUNNING
 
-from .mcts import (
+from .kernels import (
     H_EDGES,
     H_NODES,
     H_ROOT,

@@ -1,7 +1,7 @@
 """The greedy agent: one ply of look-ahead plus an exact check of the opponent's immediate wins.
 
 Compiled: each game's legal moves are played through the engine's own step kernel, one after the
-other, on a work row (:mod:`agents.search.greedy`), every child is scored, and the best one is
+other, on a work row (:mod:`agents.greedy.kernels`), every child is scored, and the best one is
 picked (exact ties broken uniformly at random by the agent's own generator). Board geometry, side
 membership and action decoding are the engine's tables (``Engine.kernel_tables``); nothing is
 duplicated here. To choose, the agent runs the opponent check (b) lazily: only for children that
@@ -38,7 +38,7 @@ chain, its candidates are the continuations and the pass, scored the same way (t
 position after the pass).
 
 **The exact check (b).** For every running child the opponent's replies that could possibly win
-are singled out by sound filters (:mod:`agents.search.greedy` lists them: the king's moves onto
+are singled out by sound filters (:mod:`agents.greedy.kernels` lists them: the king's moves onto
 escape squares, moves landing next to the king judged with the engine's own king-capture rule,
 the pieces left with free squares for "no legal move", the repetition table looked up with the key
 a quiet reply would make, the articulation filter for encirclement, and in Berserk every reply
@@ -64,9 +64,9 @@ import numpy as np
 from tafl_env.engine import Engine, State
 from tafl_env.engine.step import INFO_WIDTH, SCRATCH
 
-from .base import Agent, register_agent
-from .search import greedy as _k
-from .search.tables import LOSS, UNSAFE, W_CAPTURE, WIN, agent_tables  # noqa: F401 (re-exported)
+from ..base import Agent, register_agent
+from . import kernels as _k
+from .scoring import LOSS, UNSAFE, W_CAPTURE, WIN, agent_tables  # noqa: F401 (re-exported)
 
 ATTACKER, DEFENDER = 0, 1
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from tafl_env.engine.tables import F_ESCAPE, P_K, P_N, P_S
 
-# Evaluation weights (agents/greedy.py docstring, (d)) and score constants.
+# Evaluation weights (agents/greedy/agent.py docstring, (d)) and score constants.
 W_ESC1, W_ESC2, W_DIST, W_ADJ, W_DEF, W_ATT = 3.0, 1.0, 0.5, 1.0, 0.5, 0.5
 W_CAPTURE = 1000.0
 WIN, LOSS, UNSAFE = 1e9, -1e9, -1e6

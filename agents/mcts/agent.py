@@ -1,13 +1,13 @@
 """Monte Carlo tree search: PUCT (or UCT) over an injected evaluator, a solver for wins and
 losses, trees kept between moves, and a budget in simulations or in time per move.
 
-Everything is compiled (:mod:`agents.search.mcts`, :mod:`agents.search.netsearch`): a tree per
+Everything is compiled (:mod:`agents.mcts.kernels`, :mod:`agents.mcts.netsearch`): a tree per
 game as arrays, each simulation replayed on a work row with the engine's own step kernel.
 
-**Evaluators** (:mod:`agents.evaluators`; ``MCTSAgent(simulations, evaluator=...)``, after
+**Evaluators** (:mod:`agents.mcts.evaluators`; ``MCTSAgent(simulations, evaluator=...)``, after
 OpenSpiel's ``MCTSBot(..., evaluator, solve=True)``): what a new leaf's priors and value are.
 
-* :class:`~agents.evaluators.GreedyEvaluator` (the default, ``mcts:N``): a node is expanded by
+* :class:`~agents.mcts.evaluators.GreedyEvaluator` (the default, ``mcts:N``): a node is expanded by
   scoring all its legal moves with the greedy agent's compiled scoring (win now, the exact check
   of the opponent's immediate wins, captures, the evaluation ``E`` of the position after the
   move). The prior of a move is a softmax of ``(captures * W_CAPTURE_VALUE + E_mover) /
@@ -15,13 +15,13 @@ OpenSpiel's ``MCTSBot(..., evaluator, solve=True)``): what a new leaf's priors a
   Berserk: one virtual losing visit). A new leaf is worth the greedy evaluation of its best safe
   move, from the side to move there, ``tanh((E_mover(best) + W_CAPTURE_VALUE * captures(best) -
   E0) / value_scale)`` (``E0``: the start position's evaluation for that side).
-* :class:`~agents.evaluators.RolloutEvaluator` (``mcts:N:random``, ``mcts:N:greedy``,
+* :class:`~agents.mcts.evaluators.RolloutEvaluator` (``mcts:N:random``, ``mcts:N:greedy``,
   ``mcts:N:random:uniform``): the leaf value is the mean of ``rollouts`` playouts from the leaf
   (uniformly random moves, or the greedy agent's) of at most ``max_turns`` actions, run in the
   kernel on a work row: a finished playout is worth +1 / -1 (a draw 0), one cut at the cap the
   static value ``tanh((E - E0) / value_scale)`` of its last position. Priors are the greedy ones
   (with its lost and unsafe moves) or uniform (nothing scored below the root).
-* :class:`~agents.evaluators.NetworkEvaluator` (``mcts:N:policy:PATH``): a trained MaskablePPO
+* :class:`~agents.mcts.evaluators.NetworkEvaluator` (``mcts:N:policy:PATH``): a trained MaskablePPO
   model (as the ``policy:PATH`` agent loads and checks it) gives the priors (its logits, masked to
   the legal moves, softmaxed) and the leaf value (its value head, which training fits to the
   return of the side to move: +1 win, -1 loss; clipped to [-1, 1]). The trees of the whole batch
@@ -91,11 +91,11 @@ from tafl_env.engine import Engine, State
 from tafl_env.engine.rows import load_rows
 from tafl_env.memory import fits
 
-from .base import Agent, AgentSpecError, register_agent
+from ..base import Agent, AgentSpecError, register_agent
 from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
-from .greedy import GreedyAgent, SearchWork, prepare
-from .search import mcts as _m
-from .search import netsearch as _net
+from ..greedy.agent import GreedyAgent, SearchWork, prepare
+from . import kernels as _m
+from . import netsearch as _net
 
 W_CAPTURE_VALUE = _m.W_CAPTURE_VALUE
 _ROLLOUTS = ("none", "random", "greedy")
@@ -200,9 +200,9 @@ class MCTSAgent(Agent):
 
     Args:
         simulations: simulations per game and move (ignored when ``seconds`` is given).
-        evaluator: :class:`~agents.evaluators.GreedyEvaluator` (default),
-            :class:`~agents.evaluators.RolloutEvaluator` or
-            :class:`~agents.evaluators.NetworkEvaluator`.
+        evaluator: :class:`~agents.mcts.evaluators.GreedyEvaluator` (default),
+            :class:`~agents.mcts.evaluators.RolloutEvaluator` or
+            :class:`~agents.mcts.evaluators.NetworkEvaluator`.
         seconds: time per move of each game (a batch of B games takes about B times as long).
         selection: ``"puct"`` or ``"uct"`` (UCB1, unvisited moves first); default UCT for uniform
             priors, PUCT otherwise.
@@ -236,7 +236,7 @@ class MCTSAgent(Agent):
         if evaluator is None:
             evaluator = GreedyEvaluator()
         if not isinstance(evaluator, Evaluator):
-            raise TypeError(f"evaluator must be an agents.evaluators.Evaluator, got {evaluator!r}")
+            raise TypeError(f"evaluator must be an agents.mcts.evaluators.Evaluator, got {evaluator!r}")
         if selection is None:
             selection = "uct" if evaluator.prior == "uniform" else "puct"
         if selection not in _SELECTIONS:

@@ -1,6 +1,6 @@
 """MCTS, compiled: trees as arrays, one per game, searched by a kernel that replays each
 simulation's path on a work row with the engine's own step, expands leaves with the greedy
-scoring (:mod:`.greedy`), backs values up and proves wins and losses (agents/mcts.py documents the
+scoring (:mod:`.greedy`), backs values up and proves wins and losses (agents/mcts/agent.py documents the
 algorithm).
 
 A tree is two records of arrays with named fields, :class:`Nodes` and :class:`Edges` (as the
@@ -31,8 +31,8 @@ from tafl_env.engine.rows import (I_CHAIN, I_HIST, I_KEY, I_MOVES, I_PIECES, I_R
                                   I_TURN, I_WINNER, copy_light, copy_seen, list_actions, step_row)
 from tafl_env.engine.step import next_random
 
-from .greedy import choose_node, evaluate, score_node
-from .tables import LOSS, UNSAFE, WIN
+from ..greedy.kernels import choose_node, evaluate, score_node
+from ..greedy.scoring import LOSS, UNSAFE, WIN
 
 
 
