@@ -66,6 +66,7 @@ def test_a_variant_without_a_shipped_policy_says_which_have_one(tmp_path, monkey
     assert f"(shipped: {keep})" in str(err.value) and f"configs/train/{missing}.yaml" in str(err.value)
 
 
+@pytest.mark.slow   # builds a wheel
 def test_a_wheel_carries_the_shipped_models(tmp_path):
     """Build a wheel from a copy of the sources and install it elsewhere: ``policy:<variant>``
     finds its model in the installed package."""

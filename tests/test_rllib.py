@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow   # Ray and RLlib: the slow tier (pytest -m slow)
+
 pytest.importorskip("ray.rllib")
 yaml = pytest.importorskip("yaml")
 

@@ -214,6 +214,7 @@ SMOKE = {"variant": "legacy_ard_ri", "total_timesteps": 384, "seed": 3, "selfpla
          "checkpoint_every": 256, "progress_bar": False, "max_turns": 40}
 
 
+@pytest.mark.slow   # a training run
 def test_smoke_train_save_reload_resume_evaluate(tmp_path):
     from sb3_contrib import MaskablePPO
 
@@ -268,6 +269,7 @@ def test_smoke_train_save_reload_resume_evaluate(tmp_path):
     assert ev["random"]["both"]["games"] == 4
 
 
+@pytest.mark.slow   # a training run
 def test_training_is_seeded(tmp_path):
     cfg = {**SMOKE, "total_timesteps": 128, "eval_every": 0, "checkpoint_every": 0, "snapshot_games": 0,
            "greedy_games": 0}
@@ -289,6 +291,7 @@ def test_cli_train_reports_config_errors(tmp_path, capsys):
     assert "total_timesteps" in capsys.readouterr().err
 
 
+@pytest.mark.slow   # a training run
 def test_imitation_warm_start_learns_the_greedy_moves():
     from agents.training import imitate, imitation_data
     from sb3_contrib import MaskablePPO

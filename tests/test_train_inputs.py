@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow   # every test shares a training run: the slow tier
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 yaml = pytest.importorskip("yaml")
