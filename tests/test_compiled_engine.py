@@ -352,6 +352,28 @@ def test_cached_kernels_are_stamped_with_the_sources_they_are_built_from():
     assert (engine_dir / "step.py") in agent_closure and (engine_dir / "core.py") not in agent_closure
 
 
+def test_a_cache_index_naming_a_moved_class_is_obsolete_not_an_error(tmp_path):
+    """An index pickles its kernels' argument types; one that names a class since moved must
+    be rebuilt, not raise ModuleNotFoundError at the next call (numba's internal hook: guard it)."""
+    import pickle
+
+    from numba.core import caching
+
+    from tafl_env.engine import _jit
+
+    index = caching.IndexDataCacheFile(str(tmp_path), "kernel-1.py311", ("stamp",))
+    # a pickle of the global no_such_module_moved.Nope, as a moved class leaves in an index
+    body = b"\x80\x05\x8c\x14no_such_module_moved\x94\x8c\x04Nope\x94\x93\x94."
+    with open(index._index_path, "wb") as f:
+        pickle.dump(index._version, f, protocol=-1)
+        f.write(body)
+    with pytest.raises(ImportError):
+        _jit._numba_load_index(index)               # numba's own reader fails on it
+    assert index._load_index() == {}
+    index.save("key", b"data")                      # and it is rewritten on the next save
+    assert index._load_index() == {"key": index._data_name(1)}
+
+
 def test_a_stamp_follows_an_edit_of_an_imported_file(tmp_path, monkeypatch):
     """The stamp is a hash of the closure's bytes: editing one file of it changes the stamp."""
     from pathlib import Path

@@ -20,6 +20,7 @@ import ast
 import functools
 import hashlib
 import os
+import pickle
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -163,6 +164,25 @@ _LOCATORS = [_engine_locator(base) for base in (caching.UserProvidedCacheLocator
                                                  caching.UserWideCacheLocator)]
 if not any(c.__name__.startswith("TaflEngine") for c in caching.CacheImpl._locator_classes):
     caching.CacheImpl._locator_classes[:0] = _LOCATORS
+
+
+# numba unpickles a cache index before it compares its stamp, and an index pickles the argument
+# types of its kernels: one that names a class since moved or renamed (a tree record of the
+# search agents) raised ModuleNotFoundError on the next call instead of compiling anew. An index
+# that cannot be read is obsolete; it is rebuilt. (numba's internal IndexDataCacheFile._load_index,
+# guarded by tests/test_compiled_engine.py.)
+_numba_load_index = caching.IndexDataCacheFile._load_index
+
+
+def _load_index_or_obsolete(self):
+    try:
+        return _numba_load_index(self)
+    except (ImportError, AttributeError, EOFError, pickle.UnpicklingError):
+        return {}
+
+
+if getattr(caching.IndexDataCacheFile._load_index, "__name__", "") != "_load_index_or_obsolete":
+    caching.IndexDataCacheFile._load_index = _load_index_or_obsolete
 
 
 
