@@ -15,7 +15,7 @@ Each phase is timed and reports how many functions it built (0: they were in the
     ...
 
     >>> [name for name, _ in PHASES]
-    ['engine', 'greedy agent', 'mcts agent', 'mcts rollouts', 'network search']
+    ['engine', 'greedy agent', 'mcts agent', 'mcts rollouts', 'network search', 'az search']
 """
 
 from __future__ import annotations
@@ -73,12 +73,32 @@ def _network_search() -> None:
     _one_move(f"mcts:8:policy:{VARIANT}")()
 
 
+def _az_search() -> None:
+    """The AlphaZero search's kernels, with a small untrained network saved for the purpose."""
+    import tempfile
+
+    from tafl_env.extras import MissingExtraError, require
+
+    try:
+        require("train", "the AlphaZero search", modules=("torch",))
+    except MissingExtraError:
+        return
+    from agents.az.checkpoint import save_model
+    from agents.az.network import AZNet
+
+    rules = make_rules(VARIANT)
+    with tempfile.TemporaryDirectory() as folder:
+        path = save_model(f"{folder}/warmup.pt", AZNet(rules.board_size, channels=4, blocks=0), rules)
+        _one_move(f"az:{path}:8")()
+
+
 PHASES: list[tuple[str, Callable[[], None]]] = [
     ("engine", compile_engine),
     ("greedy agent", _one_move("greedy")),
     ("mcts agent", _one_move("mcts:16")),
     ("mcts rollouts", _one_move("mcts:16:random:uniform")),
     ("network search", _network_search),
+    ("az search", _az_search),
 ]
 """What ``tafl warmup`` compiles, in order (a later phase reuses what an earlier one built)."""
 
