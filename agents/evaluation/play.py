@@ -80,8 +80,7 @@ def opening_states(engine: Engine, openings: Sequence[Sequence[str] | None]) -> 
             if game.is_over():
                 raise ValueError(f"opening {' '.join(key)!r} ends the game ({game.result}, {game.reason})")
             states[key] = game.state
-    batch = State.concatenate([states[tuple(moves or ())] for moves in openings])
-    return batch
+    return State.concatenate([states[tuple(moves or ())] for moves in openings])
 
 
 def play_games(variant_or_rules: str | RuleSet, attacker: Agent, defender: Agent, games: int,
