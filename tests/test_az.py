@@ -342,3 +342,17 @@ def test_warm_start_fills_the_window_before_self_play(tmp_path):
     # one-hot targets on a legal move
     rows = window.targets[:c["warm_start_positions"]]
     assert np.allclose(rows.sum(1), 1.0) and (rows.max(1) == 1.0).all()
+
+
+def test_shipped_model_by_variant_id():
+    from agents.az.agent import shipped_model
+
+    assert shipped_model("legacy_ard_ri") is not None
+    az = make_agent("az:legacy_ard_ri:4", seed=0)
+    raw = make_agent("azpolicy:legacy_ard_ri", seed=0)
+    res = play_games("legacy_ard_ri", az, raw, 2, seed=0, max_turns=6)
+    assert len(res) == 2
+    missing = [v for v in VARIANTS if shipped_model(v) is None]
+    if missing:
+        with pytest.raises(AgentSpecError, match="no AZ model is shipped"):
+            make_agent(f"az:{missing[0]}")
