@@ -266,7 +266,7 @@ TINY = {"iterations": 2, "games": 4, "positions_per_iteration": 8, "simulations"
         "considered_actions": 4, "min_replay": 8, "batch_size": 8, "replay_window": 256, "channels": 4,
         "blocks": 1, "value_hidden": 8, "eval_every": 0, "final_eval_games": 1, "eval_opponents": ["random"],
         "eval_simulations": 2, "pool_every": 1, "checkpoint_every": 1, "max_turns": 12, "progress_bar": False,
-        "device": "cpu"}
+        "device": "cpu", "warm_start_games": 0}
 
 
 def _tiny(variant, **more):
