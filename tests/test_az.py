@@ -269,7 +269,7 @@ TINY = {"iterations": 2, "games": 4, "positions_per_iteration": 8, "simulations"
         "considered_actions": 4, "min_replay": 8, "batch_size": 8, "replay_window": 256, "channels": 4,
         "blocks": 1, "value_hidden": 8, "eval_every": 0, "final_eval_games": 1, "eval_opponents": ["random"],
         "eval_simulations": 2, "pool_every": 1, "checkpoint_every": 1, "max_turns": 12, "progress_bar": False,
-        "device": "cpu"}
+        "device": "cpu", "warm_start_games": 0}
 
 
 def _tiny(variant, **more):
@@ -345,3 +345,17 @@ def test_warm_start_fills_the_window_before_self_play(tmp_path):
     # one-hot targets on a legal move
     rows = window.targets[:c["warm_start_positions"]]
     assert np.allclose(rows.sum(1), 1.0) and (rows.max(1) == 1.0).all()
+
+
+def test_shipped_model_by_variant_id():
+    from agents.az.agent import shipped_model
+
+    assert shipped_model("legacy_ard_ri") is not None
+    az = make_agent("az:legacy_ard_ri:4", seed=0)
+    raw = make_agent("azpolicy:legacy_ard_ri", seed=0)
+    res = play_games("legacy_ard_ri", az, raw, 2, seed=0, max_turns=6)
+    assert len(res) == 2
+    missing = [v for v in VARIANTS if shipped_model(v) is None]
+    if missing:
+        with pytest.raises(AgentSpecError, match="no AZ model is shipped"):
+            make_agent(f"az:{missing[0]}")
