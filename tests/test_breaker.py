@@ -204,7 +204,7 @@ def test_mcts_tree_beyond_memory_is_refused(monkeypatch):
 
 
 def test_mcts_time_budget_stops_at_the_simulation_bound(monkeypatch):
-    from agents import mcts as mcts_module
+    from agents.mcts import agent as mcts_module
     from agents import make_agent
 
     eng = Engine(make_rules("legacy_ard_ri"))

@@ -350,7 +350,7 @@ def test_a_kept_tree_is_dropped_once_it_outgrows_its_bound(monkeypatch):
     """Kept subtrees are not compacted: without a bound a tree grew by a whole search every move
     (10 Tablut games of mcts:10000 reached 15 GB). With ``REUSE_MOVES`` = 1 every tree is searched
     afresh once it holds more than one search's nodes, so it never holds much more than one."""
-    import agents.mcts as mcts_module
+    import agents.mcts.agent as mcts_module
 
     monkeypatch.setattr(mcts_module, "REUSE_MOVES", 1)
     eng = Engine(make_rules("historical_tablut"))
