@@ -24,7 +24,8 @@ from typing import Any
 from tafl_env.errors import InvalidOptionError
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..schema import ConfigError, FieldSpec, check_schema
+from ..schema import ConfigError, FieldSpec, check_schema, check_seed
+from ..training.config import TRAIN_SCHEMA
 from .search import INTERIOR_RULES, ROOT_RULES
 from .symmetry import SYMMETRY_SETS
 
@@ -64,14 +65,10 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "backend": FieldSpec((str,), True, None, "the trainer: 'az' for this schema", _one_of(("az",))),
     "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)", _one_of(VARIANTS)),
     "description": FieldSpec((str,), False, "", "free text", None),
-    "seed": FieldSpec((int,), False, 0, "seed of the network, the games' noise and the evaluations", _nonneg),
+    "seed": FieldSpec((int,), False, 0, "seed of the network, the games' noise and the evaluations", check_seed),
     "iterations": FieldSpec((int,), True, None, "self-play + learning iterations to run (in all, resumes included)", _pos),
-    "max_minutes": FieldSpec((int, float, type(None)), False, None,
-                             "stop after this many minutes of wall time (null: no limit)",
-                             lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
-    "max_turns": FieldSpec((int, type(None)), False, None, "move cap in turns; null: the variant's default",
-                           lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
-    "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) for make_rules", None),
+    # the same fields, meanings and checks as the SB3 training configs
+    **{key: TRAIN_SCHEMA[key] for key in ("max_minutes", "max_turns", "options")},
     # the network
     "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _pos),
     "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", _nonneg),

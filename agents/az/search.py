@@ -35,6 +35,7 @@ from tafl_env.engine.rows import load_rows
 
 from ..greedy.agent import SearchWork, prepare
 from ..mcts import kernels as _m
+from ..mcts.forest import Forest
 from ..mcts.netsearch import room
 from .gumbel import halving_table
 from .kernels import forest as _f
@@ -98,36 +99,6 @@ class SearchResult:
     simulations: np.ndarray
 
 
-class _Forest:
-    """The trees of a batch as 2-D arrays that grow (nodes, edges, games) and are reused."""
-
-    def __init__(self, games: int, nodes: int, edges: int):
-        self.hdr = np.zeros((games, _m.HDR_SIZE), dtype=np.int64)
-        self.nodes = _m.new_nodes((games, nodes))
-        self.edges = _m.new_edges((games, edges))
-
-    @property
-    def games(self) -> int:
-        return len(self.hdr)
-
-    def grow(self, nodes: bool = False, edges: bool = False, games: int = 0) -> None:
-        if nodes:
-            self.nodes = _m.Nodes._make(np.concatenate([a, np.zeros_like(a)], axis=1) for a in self.nodes)
-        if edges:
-            self.edges = _m.Edges._make(np.concatenate([a, np.zeros_like(a)], axis=1) for a in self.edges)
-        if games:
-            more = lambda a: np.concatenate([a, np.zeros((games,) + a.shape[1:], a.dtype)])
-            self.hdr = more(self.hdr)
-            self.nodes = _m.Nodes._make(more(a) for a in self.nodes)
-            self.edges = _m.Edges._make(more(a) for a in self.edges)
-
-    def rows(self, b: int) -> tuple:
-        return self.hdr[:b], _m.Nodes._make(a[:b] for a in self.nodes), _m.Edges._make(a[:b] for a in self.edges)
-
-    def tree(self, g: int) -> tuple:
-        return self.hdr[g], _m.Nodes._make(a[g] for a in self.nodes), _m.Edges._make(a[g] for a in self.edges)
-
-
 class BatchedSearch:
     """Batched search of one engine's positions with ``evaluate(engine, state) -> (logits (R, A)
     float, values (R,))`` (the side to move's value), e.g. :class:`agents.az.network.Evaluator`.
@@ -139,7 +110,7 @@ class BatchedSearch:
                  rng: np.random.Generator | None = None):
         self.engine, self.evaluate, self.settings = engine, evaluate, settings
         self.rng = rng if rng is not None else np.random.default_rng()
-        self._forest: _Forest | None = None
+        self._forest: Forest | None = None
         self._work: SearchWork | None = None
         self._rules = np.array([_f.RULE_GUMBEL if settings.root == "gumbel" else _f.RULE_PUCT,
                                 _f.RULE_GUMBEL if settings.interior == "gumbel" else _f.RULE_PUCT],
@@ -175,7 +146,7 @@ class BatchedSearch:
         f = self._forest
         cap = max(64, smax + 2 * lpt + 8)
         if f is None or f.nodes.first.shape[1] < cap:
-            f = self._forest = _Forest(max(b, 1), cap, cap * 48)
+            f = self._forest = Forest(max(b, 1), cap, cap * 48)
         elif f.games < b:
             f.grow(games=b - f.games)
         arrays = state.arrays()

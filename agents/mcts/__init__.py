@@ -7,7 +7,8 @@
 - :mod:`.kernels` — the compiled search: trees as records of arrays (:class:`~.kernels.Nodes`,
   :class:`~.kernels.Edges`), selection, expansion, backup, proofs, tree reuse;
 - :mod:`.netsearch` — the batched search of a whole forest with one network forward pass per
-  round (the network evaluator's, and the AlphaZero search's base).
+  round (the network evaluator's, and the AlphaZero search's base);
+- :mod:`.forest` — a batch's trees as one forest of arrays that grow together.
 """
 
 from tafl_env.engine._jit import register_kernel_package

@@ -92,10 +92,11 @@ from tafl_env.engine.rows import load_rows
 from tafl_env.memory import fits
 
 from ..base import Agent, AgentSpecError, register_agent
-from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
 from ..greedy.agent import GreedyAgent, SearchWork, prepare
 from . import kernels as _m
+from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
 from . import netsearch as _net
+from .forest import Forest
 
 W_CAPTURE_VALUE = _m.W_CAPTURE_VALUE
 _ROLLOUTS = ("none", "random", "greedy")
@@ -156,43 +157,16 @@ class _Tree:
         return int(self.nodes.visits[self.hdr[_m.H_ROOT]])
 
 
-class _Forest:
-    """The trees of a batch as 2-D arrays (row g: game g's tree), for the batched network search;
-    the rows grow together (more nodes, more edges, more games)."""
+class _Forest(Forest):
+    """The batch's trees for the network search (:class:`~.forest.Forest`), and the engine whose
+    positions they hold; game ``g``'s tree as a :class:`_Tree`."""
 
     def __init__(self, games: int, nodes: int, edges: int, engine: Engine):
-        self.hdr = np.zeros((games, _m.HDR_SIZE), dtype=np.int64)
-        self.nodes = _m.new_nodes((games, nodes))
-        self.edges = _m.new_edges((games, edges))
-        self.valid = np.zeros(games, dtype=bool)      # rows that hold a tree
+        super().__init__(games, nodes, edges)
         self.engine_id = id(engine)
 
-    @property
-    def games(self) -> int:
-        return len(self.hdr)
-
-    def grow(self, nodes: bool = False, edges: bool = False, games: int = 0) -> None:
-        if nodes:
-            self.nodes = _m.Nodes._make(np.concatenate([a, np.zeros_like(a)], axis=1)
-                                        for a in self.nodes)
-        if edges:
-            self.edges = _m.Edges._make(np.concatenate([a, np.zeros_like(a)], axis=1)
-                                        for a in self.edges)
-        if games:
-            more = lambda a: np.concatenate([a, np.zeros((games,) + a.shape[1:], a.dtype)])
-            self.hdr = more(self.hdr)
-            self.nodes = _m.Nodes._make(more(a) for a in self.nodes)
-            self.edges = _m.Edges._make(more(a) for a in self.edges)
-            self.valid = np.concatenate([self.valid, np.zeros(games, dtype=bool)])
-
-    def rows(self, b: int) -> tuple:
-        """The first ``b`` trees (views): hdr, nodes, edges."""
-        return (self.hdr[:b], _m.Nodes._make(a[:b] for a in self.nodes),
-                _m.Edges._make(a[:b] for a in self.edges))
-
     def tree(self, g: int) -> _Tree:
-        return _Tree(0, 0, (self.hdr[g], _m.Nodes._make(a[g] for a in self.nodes),
-                            _m.Edges._make(a[g] for a in self.edges)))
+        return _Tree(0, 0, super().tree(g))
 
 
 class MCTSAgent(Agent):
