@@ -26,7 +26,7 @@ from tafl_env.extras import require
 from .errors import AgentsError
 
 __all__ = ["ConfigError", "FieldSpec", "check_schema", "read_yaml_config", "apply_overrides",
-           "check_seed", "check_rule_options"]
+           "check_seed", "check_rule_options", "check_positive", "check_non_negative", "check_unit"]
 
 
 class ConfigError(AgentsError):
@@ -48,6 +48,21 @@ class FieldSpec:
     default: Any
     doc: str
     check: Callable[[Any], str | None] | None = None
+
+
+def check_positive(value) -> str | None:
+    """A range check: ``value > 0``."""
+    return None if value > 0 else f"must be > 0, got {value}"
+
+
+def check_non_negative(value) -> str | None:
+    """A range check: ``value >= 0``."""
+    return None if value >= 0 else f"must be >= 0, got {value}"
+
+
+def check_unit(value) -> str | None:
+    """A range check: ``0 <= value <= 1``."""
+    return None if 0 <= value <= 1 else f"must lie in [0, 1], got {value}"
 
 
 def check_seed(value: int) -> str | None:

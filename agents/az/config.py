@@ -24,7 +24,8 @@ from typing import Any
 from tafl_env.errors import InvalidOptionError
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..schema import ConfigError, FieldSpec, check_schema, check_seed
+from ..schema import (ConfigError, FieldSpec, check_non_negative, check_positive, check_schema, check_seed,
+                      check_unit)
 from ..training.config import TRAIN_SCHEMA
 from .search import INTERIOR_RULES, ROOT_RULES
 from .symmetry import SYMMETRY_SETS
@@ -32,16 +33,7 @@ from .symmetry import SYMMETRY_SETS
 __all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of"]
 
 
-def _pos(v):
-    return None if v > 0 else f"must be > 0, got {v}"
 
-
-def _nonneg(v):
-    return None if v >= 0 else f"must be >= 0, got {v}"
-
-
-def _unit(v):
-    return None if 0 <= v <= 1 else f"must lie in [0, 1], got {v}"
 
 
 def _value(v):
@@ -66,72 +58,72 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)", _one_of(VARIANTS)),
     "description": FieldSpec((str,), False, "", "free text", None),
     "seed": FieldSpec((int,), False, 0, "seed of the network, the games' noise and the evaluations", check_seed),
-    "iterations": FieldSpec((int,), True, None, "self-play + learning iterations to run (in all, resumes included)", _pos),
+    "iterations": FieldSpec((int,), True, None, "self-play + learning iterations to run (in all, resumes included)", check_positive),
     # the same fields, meanings and checks as the SB3 training configs
     **{key: TRAIN_SCHEMA[key] for key in ("max_minutes", "max_turns", "options")},
     # the network
-    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _pos),
-    "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", _nonneg),
-    "value_hidden": FieldSpec((int,), False, 64, "units of the value head's hidden layer", _pos),
-    "torch_threads": FieldSpec((int,), False, 1, "torch CPU threads", _pos),
+    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", check_positive),
+    "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", check_non_negative),
+    "value_hidden": FieldSpec((int,), False, 64, "units of the value head's hidden layer", check_positive),
+    "torch_threads": FieldSpec((int,), False, 1, "torch CPU threads", check_positive),
     "device": FieldSpec((str,), False, "auto", "where the network runs: auto (a GPU when present), cpu, cuda",
                         _one_of(("auto", "cpu", "cuda"))),
     # self-play
-    "games": FieldSpec((int,), False, 128, "games played at once (one search batch)", _pos),
-    "positions_per_iteration": FieldSpec((int,), False, 2048, "recorded positions of self-play per iteration", _pos),
-    "simulations": FieldSpec((int,), False, 32, "simulations of a full search (recorded as a target)", _pos),
-    "fast_simulations": FieldSpec((int,), False, 8, "simulations of a fast search (played, not recorded)", _pos),
+    "games": FieldSpec((int,), False, 128, "games played at once (one search batch)", check_positive),
+    "positions_per_iteration": FieldSpec((int,), False, 2048, "recorded positions of self-play per iteration", check_positive),
+    "simulations": FieldSpec((int,), False, 32, "simulations of a full search (recorded as a target)", check_positive),
+    "fast_simulations": FieldSpec((int,), False, 8, "simulations of a fast search (played, not recorded)", check_positive),
     "full_search_fraction": FieldSpec(_NUM, False, 0.25, "chance that a move gets a full search "
-                                      "(playout-cap randomisation; 1: every move)", _unit),
-    "opening_moves": FieldSpec((int,), False, 4, "first turns of a game whose move is drawn by visit counts", _nonneg),
-    "past_share": FieldSpec(_NUM, False, 0.25, "share of games against a past checkpoint (role forgetting)", _unit),
-    "pool_size": FieldSpec((int,), False, 4, "past checkpoints kept for those games", _pos),
-    "pool_every": FieldSpec((int,), False, 5, "iterations between checkpoints added to the pool", _pos),
+                                      "(playout-cap randomisation; 1: every move)", check_unit),
+    "opening_moves": FieldSpec((int,), False, 4, "first turns of a game whose move is drawn by visit counts", check_non_negative),
+    "past_share": FieldSpec(_NUM, False, 0.25, "share of games against a past checkpoint (role forgetting)", check_unit),
+    "pool_size": FieldSpec((int,), False, 4, "past checkpoints kept for those games", check_positive),
+    "pool_every": FieldSpec((int,), False, 5, "iterations between checkpoints added to the pool", check_positive),
     # the search
     "root": FieldSpec((str,), False, "gumbel", "root rule: gumbel (Sequential Halving) or puct (Dirichlet noise)",
                       _one_of(ROOT_RULES)),
     "interior": FieldSpec((str,), False, "gumbel", "inner rule: gumbel (deterministic) or puct",
                           _one_of(INTERIOR_RULES)),
-    "considered_actions": FieldSpec((int,), False, 16, "actions sampled at a Gumbel root (m)", _pos),
-    "gumbel_scale": FieldSpec(_NUM, False, 1.0, "scale of the root's Gumbel noise in self-play", _nonneg),
-    "c_visit": FieldSpec(_NUM, False, 50.0, "sigma(q) = (c_visit + max N) * c_scale * q", _pos),
-    "c_scale": FieldSpec(_NUM, False, 0.1, "see c_visit", _pos),
+    "considered_actions": FieldSpec((int,), False, 16, "actions sampled at a Gumbel root (m)", check_positive),
+    "gumbel_scale": FieldSpec(_NUM, False, 1.0, "scale of the root's Gumbel noise in self-play", check_non_negative),
+    "c_visit": FieldSpec(_NUM, False, 50.0, "sigma(q) = (c_visit + max N) * c_scale * q", check_positive),
+    "c_scale": FieldSpec(_NUM, False, 0.1, "see c_visit", check_positive),
     "rescale_q": FieldSpec((bool,), False, True, "rescale completed Q-values to [0, 1] per node", None),
-    "c_puct": FieldSpec(_NUM, False, 1.5, "PUCT exploration constant", _pos),
-    "dirichlet_alpha": FieldSpec(_NUM, False, 0.3, "Dirichlet noise concentration (root: puct)", _pos),
-    "dirichlet_fraction": FieldSpec(_NUM, False, 0.25, "weight of the Dirichlet noise (root: puct)", _unit),
-    "leaves_per_tree": FieldSpec((int,), False, 4, "walks per tree and forward pass (virtual loss)", _pos),
+    "c_puct": FieldSpec(_NUM, False, 1.5, "PUCT exploration constant", check_positive),
+    "dirichlet_alpha": FieldSpec(_NUM, False, 0.3, "Dirichlet noise concentration (root: puct)", check_positive),
+    "dirichlet_fraction": FieldSpec(_NUM, False, 0.25, "weight of the Dirichlet noise (root: puct)", check_unit),
+    "leaves_per_tree": FieldSpec((int,), False, 4, "walks per tree and forward pass (virtual loss)", check_positive),
     "root_check": FieldSpec((bool,), False, True, "check every root's wins and losses in one exactly", None),
     # targets
     "draw_value": FieldSpec(_NUM, False, 0.0, "value target of a drawn game, for both sides", _value),
     "capped_value": FieldSpec(_NUM, False, 0.0, "value target of a game cut at the move cap, for both sides", _value),
-    "value_mix": FieldSpec(_NUM, False, 0.0, "weight of the root's search value in the value target", _unit),
+    "value_mix": FieldSpec(_NUM, False, 0.0, "weight of the root's search value in the value target", check_unit),
     # warm start (off by default: tabula rasa)
     "warm_start_games": FieldSpec((int,), False, 0, "greedy-vs-greedy games whose positions fill the window "
-                                  "before self-play (0: tabula rasa)", _nonneg),
+                                  "before self-play (0: tabula rasa)", check_non_negative),
     "warm_start_epsilon": FieldSpec(_NUM, False, 0.25, "chance that a warm-start move is random (the target "
-                                    "stays the greedy move)", _unit),
+                                    "stays the greedy move)", check_unit),
     # replay and learner
-    "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window", _pos),
-    "min_replay": FieldSpec((int,), False, 2048, "positions in the window before the learner starts", _pos),
+    "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window", check_positive),
+    "min_replay": FieldSpec((int,), False, 2048, "positions in the window before the learner starts", check_positive),
     "symmetries": FieldSpec((str,), False, "rules", "augmentation: rules (every symmetry of the rules), "
                             "layout (those that keep the start position too), none", _one_of(SYMMETRY_SETS)),
-    "batch_size": FieldSpec((int,), False, 256, "learner minibatch", _pos),
+    "batch_size": FieldSpec((int,), False, 256, "learner minibatch", check_positive),
     "sample_reuse": FieldSpec(_NUM, False, 4.0, "times each new position is sampled on average "
-                              "(learner steps = reuse * new positions / batch)", _pos),
-    "learning_rate": FieldSpec(_NUM, False, 1e-3, "AdamW learning rate", _pos),
-    "weight_decay": FieldSpec(_NUM, False, 1e-4, "AdamW weight decay", _nonneg),
-    "value_weight": FieldSpec(_NUM, False, 1.0, "weight of the value loss", _nonneg),
-    "max_grad_norm": FieldSpec(_NUM, False, 5.0, "gradient clipping norm", _pos),
+                              "(learner steps = reuse * new positions / batch)", check_positive),
+    "learning_rate": FieldSpec(_NUM, False, 1e-3, "AdamW learning rate", check_positive),
+    "weight_decay": FieldSpec(_NUM, False, 1e-4, "AdamW weight decay", check_non_negative),
+    "value_weight": FieldSpec(_NUM, False, 1.0, "weight of the value loss", check_non_negative),
+    "max_grad_norm": FieldSpec(_NUM, False, 5.0, "gradient clipping norm", check_positive),
     # scale-out
-    "workers": FieldSpec((int,), False, 0, "Ray self-play actors (0: self-play in the learner's process)", _nonneg),
+    "workers": FieldSpec((int,), False, 0, "Ray self-play actors (0: self-play in the learner's process)", check_non_negative),
     # evaluation, checkpoints, output
-    "eval_every": FieldSpec((int,), False, 10, "iterations between evaluations (0: only the final one)", _nonneg),
-    "eval_games": FieldSpec((int,), False, 20, "games per side per opponent in a periodic evaluation", _pos),
-    "final_eval_games": FieldSpec((int,), False, 100, "games per side per opponent in the final evaluation", _pos),
+    "eval_every": FieldSpec((int,), False, 10, "iterations between evaluations (0: only the final one)", check_non_negative),
+    "eval_games": FieldSpec((int,), False, 20, "games per side per opponent in a periodic evaluation", check_positive),
+    "final_eval_games": FieldSpec((int,), False, 100, "games per side per opponent in the final evaluation", check_positive),
     "eval_opponents": FieldSpec((list,), False, ["greedy", "mcts:100"], "agent specs to evaluate against", _opponents),
-    "eval_simulations": FieldSpec((int,), False, 64, "simulations per move of the evaluated az agent", _pos),
-    "checkpoint_every": FieldSpec((int,), False, 5, "iterations between checkpoints (the last is always kept)", _pos),
+    "eval_simulations": FieldSpec((int,), False, 64, "simulations per move of the evaluated az agent", check_positive),
+    "checkpoint_every": FieldSpec((int,), False, 5, "iterations between checkpoints (the last is always kept)", check_positive),
     "output_dir": FieldSpec((str, type(None)), False, None, "output directory; default runs/az/<variant>",
                             lambda v: None if v.strip() else "must not be empty"),
     "progress_bar": FieldSpec((bool,), False, True, "show progress bars", None),

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..schema import ConfigError, FieldSpec, check_schema
-from ..training.config import TRAIN_SCHEMA, _nonneg, _pos, rules_of
+from ..schema import ConfigError, FieldSpec, check_non_negative, check_positive, check_schema
+from ..training.config import TRAIN_SCHEMA, rules_of
 
 __all__ = ["RLLIB_SCHEMA", "validate_rllib_config"]
 
@@ -42,19 +42,19 @@ RLLIB_SCHEMA: dict[str, FieldSpec] = {
                          lambda v: None if v == "rllib" else f"must be 'rllib' in an RLlib config, got {v!r}"),
     **{k: TRAIN_SCHEMA[k] for k in _SHARED},
     # the league: episode weights (agents.rllib.env)
-    "selfplay_weight": FieldSpec((int, float), False, 1.0, "share of episodes the learner plays both sides", _nonneg),
-    "snapshot_weight": FieldSpec((int, float), False, 1.0, "share of episodes against a frozen snapshot", _nonneg),
-    "greedy_weight": FieldSpec((int, float), False, 1.0, "share of episodes against the greedy agent", _nonneg),
-    "random_weight": FieldSpec((int, float), False, 0.0, "share of episodes against random play", _nonneg),
+    "selfplay_weight": FieldSpec((int, float), False, 1.0, "share of episodes the learner plays both sides", check_non_negative),
+    "snapshot_weight": FieldSpec((int, float), False, 1.0, "share of episodes against a frozen snapshot", check_non_negative),
+    "greedy_weight": FieldSpec((int, float), False, 1.0, "share of episodes against the greedy agent", check_non_negative),
+    "random_weight": FieldSpec((int, float), False, 0.0, "share of episodes against random play", check_non_negative),
     # RLlib's PPO
-    "train_batch_size": FieldSpec((int,), False, 4000, "env steps sampled per training iteration", _pos),
-    "minibatch_size": FieldSpec((int,), False, 1000, "PPO minibatch size", _pos),
-    "num_epochs": FieldSpec((int,), False, 2, "passes over each training batch", _pos),
-    "kl_coeff": FieldSpec((int, float), False, 0.0, "initial coefficient of PPO's KL penalty (0: none)", _nonneg),
+    "train_batch_size": FieldSpec((int,), False, 4000, "env steps sampled per training iteration", check_positive),
+    "minibatch_size": FieldSpec((int,), False, 1000, "PPO minibatch size", check_positive),
+    "num_epochs": FieldSpec((int,), False, 2, "passes over each training batch", check_positive),
+    "kl_coeff": FieldSpec((int, float), False, 0.0, "initial coefficient of PPO's KL penalty (0: none)", check_non_negative),
     # resources
     "num_env_runners": FieldSpec((int,), False, 2, "RLlib env runners (sampling actors; 0: sample in the driver)",
-                                 _nonneg),
-    "num_envs_per_env_runner": FieldSpec((int,), False, 8, "games each env runner steps at once", _pos),
+                                 check_non_negative),
+    "num_envs_per_env_runner": FieldSpec((int,), False, 8, "games each env runner steps at once", check_positive),
     "num_cpus": FieldSpec((int, type(None)), False, None,
                           "CPUs of a local Ray started by the run (null: all); ignored on a cluster",
                           lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),

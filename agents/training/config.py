@@ -14,21 +14,13 @@ from tafl_env.memory import fits
 from tafl_env.observation import NUM_PLANES
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..schema import ConfigError, FieldSpec, check_rule_options, check_schema, check_seed, read_yaml_config
+from ..schema import (ConfigError, FieldSpec, check_non_negative, check_positive, check_rule_options, check_schema,
+                      check_seed, check_unit, read_yaml_config)
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "rules_of"]
 
 
-def _pos(v):
-    return None if v > 0 else f"must be > 0, got {v}"
 
-
-def _nonneg(v):
-    return None if v >= 0 else f"must be >= 0, got {v}"
-
-
-def _unit(v):
-    return None if 0 <= v <= 1 else f"must lie in [0, 1], got {v}"
 
 
 def _between(low, high):
@@ -56,7 +48,7 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                              if v == "rllib" else f"unknown backend {v!r}; one of sb3, rllib")),
     "seed": FieldSpec((int,), False, 0, "seed of the network, the envs, the snapshot draws and evaluations",
                       check_seed),
-    "total_timesteps": FieldSpec((int,), True, None, "learner steps (all envs together) to train for", _pos),
+    "total_timesteps": FieldSpec((int,), True, None, "learner steps (all envs together) to train for", check_positive),
     "max_minutes": FieldSpec((int, float, type(None)), False, None,
                              "stop after this many minutes of wall time (null: no limit)",
                              lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
@@ -64,22 +56,22 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                            lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
     "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) for make_rules", check_rule_options),
     # the league
-    "selfplay_games": FieldSpec((int,), False, 16, "games in which the learner plays both sides", _nonneg),
-    "snapshot_games": FieldSpec((int,), False, 16, "games against a frozen past snapshot", _nonneg),
-    "greedy_games": FieldSpec((int,), False, 16, "games against the greedy agent", _nonneg),
-    "random_games": FieldSpec((int,), False, 0, "games against the random agent", _nonneg),
+    "selfplay_games": FieldSpec((int,), False, 16, "games in which the learner plays both sides", check_non_negative),
+    "snapshot_games": FieldSpec((int,), False, 16, "games against a frozen past snapshot", check_non_negative),
+    "greedy_games": FieldSpec((int,), False, 16, "games against the greedy agent", check_non_negative),
+    "random_games": FieldSpec((int,), False, 0, "games against the random agent", check_non_negative),
     "greedy_attacker_games": FieldSpec((int,), False, 0,
                                        "more games against the greedy agent, the learner always attacking",
-                                       _nonneg),
-    "pool_size": FieldSpec((int,), False, 8, "snapshots kept in the pool", _pos),
-    "snapshot_every": FieldSpec((int,), False, 50_000, "steps between snapshots added to the pool", _pos),
+                                       check_non_negative),
+    "pool_size": FieldSpec((int,), False, 8, "snapshots kept in the pool", check_positive),
+    "snapshot_every": FieldSpec((int,), False, 50_000, "steps between snapshots added to the pool", check_positive),
     # warm start (off by default)
     "imitation_games": FieldSpec((int,), False, 0,
                                  "greedy-vs-greedy games whose moves the network imitates before PPO (0: none)",
-                                 _nonneg),
+                                 check_non_negative),
     "imitation_epsilon": FieldSpec((int, float), False, 0.25,
-                                   "chance that a move of those games is played at random (variety)", _unit),
-    "imitation_epochs": FieldSpec((int,), False, 3, "passes over the imitation data", _pos),
+                                   "chance that a move of those games is played at random (variety)", check_unit),
+    "imitation_epochs": FieldSpec((int,), False, 3, "passes over the imitation data", check_positive),
     "imitation_target": FieldSpec((str,), False, "move",
                                   "what the policy imitates: the greedy agent's move, or its set of best moves",
                                   lambda v: None if v in ("move", "best") else f"must be 'move' or 'best', got {v!r}"),
@@ -98,26 +90,26 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
     "learning_rate": FieldSpec((int, float), False, 3e-4, "Adam learning rate",
                                lambda v: None if 0 < v <= 1 else f"must lie in (0, 1], got {v}"),
     "lr_final_fraction": FieldSpec((int, float), False, 1.0,
-                                   "learning rate at the end as a fraction of the start (linear decay)", _unit),
-    "n_steps": FieldSpec((int,), False, 64, "steps per env per rollout", _pos),
-    "batch_size": FieldSpec((int,), False, 512, "minibatch size", _pos),
-    "n_epochs": FieldSpec((int,), False, 4, "passes over each rollout", _pos),
-    "gamma": FieldSpec((int, float), False, 0.99, "discount per learner step", _unit),
-    "gae_lambda": FieldSpec((int, float), False, 0.95, "GAE lambda", _unit),
-    "clip_range": FieldSpec((int, float), False, 0.2, "PPO clip range", _pos),
-    "ent_coef": FieldSpec((int, float), False, 0.01, "entropy bonus coefficient", _nonneg),
-    "vf_coef": FieldSpec((int, float), False, 0.5, "value loss coefficient", _nonneg),
-    "max_grad_norm": FieldSpec((int, float), False, 0.5, "gradient clipping norm", _pos),
+                                   "learning rate at the end as a fraction of the start (linear decay)", check_unit),
+    "n_steps": FieldSpec((int,), False, 64, "steps per env per rollout", check_positive),
+    "batch_size": FieldSpec((int,), False, 512, "minibatch size", check_positive),
+    "n_epochs": FieldSpec((int,), False, 4, "passes over each rollout", check_positive),
+    "gamma": FieldSpec((int, float), False, 0.99, "discount per learner step", check_unit),
+    "gae_lambda": FieldSpec((int, float), False, 0.95, "GAE lambda", check_unit),
+    "clip_range": FieldSpec((int, float), False, 0.2, "PPO clip range", check_positive),
+    "ent_coef": FieldSpec((int, float), False, 0.01, "entropy bonus coefficient", check_non_negative),
+    "vf_coef": FieldSpec((int, float), False, 0.5, "value loss coefficient", check_non_negative),
+    "max_grad_norm": FieldSpec((int, float), False, 0.5, "gradient clipping norm", check_positive),
     "target_kl": FieldSpec((int, float, type(None)), False, None, "stop an update early past this KL (null: never)",
                            lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
     # evaluation, checkpoints, output
-    "eval_every": FieldSpec((int,), False, 50_000, "steps between evaluations (0: only at the end)", _nonneg),
-    "eval_games": FieldSpec((int,), False, 50, "games per side per opponent in a periodic evaluation", _pos),
-    "final_eval_games": FieldSpec((int,), False, 200, "games per side per opponent in the final evaluation", _pos),
+    "eval_every": FieldSpec((int,), False, 50_000, "steps between evaluations (0: only at the end)", check_non_negative),
+    "eval_games": FieldSpec((int,), False, 50, "games per side per opponent in a periodic evaluation", check_positive),
+    "final_eval_games": FieldSpec((int,), False, 200, "games per side per opponent in the final evaluation", check_positive),
     "eval_opponents": FieldSpec((list,), False, ["random", "greedy"], "agent specs to evaluate against",
                                 _opponents_check),
     "eval_deterministic": FieldSpec((bool,), False, True, "evaluate with the argmax move (else sample)", None),
-    "checkpoint_every": FieldSpec((int,), False, 100_000, "steps between checkpoints (0: none)", _nonneg),
+    "checkpoint_every": FieldSpec((int,), False, 100_000, "steps between checkpoints (0: none)", check_non_negative),
     "output_dir": FieldSpec((str,), False, None, "output directory; default runs/<variant>",
                             lambda v: None if v.strip() else "must not be empty"),
     "progress_bar": FieldSpec((bool,), False, True, "show a progress bar", None),
