@@ -28,17 +28,9 @@ from __future__ import annotations
 import torch as th
 from torch import nn
 
-__all__ = ["AZNet", "Evaluator", "count_parameters"]
+from ..networks import ResidualBlock
 
-
-class _Block(nn.Module):
-    def __init__(self, channels: int):
-        super().__init__()
-        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
-        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
-
-    def forward(self, x: th.Tensor) -> th.Tensor:
-        return th.relu(x + self.conv2(th.relu(self.conv1(x))))
+__all__ = ["AZNet", "Evaluator"]
 
 
 class AZNet(nn.Module):
@@ -58,7 +50,7 @@ class AZNet(nn.Module):
         self.moves_per_square = 4 * (n - 1)
         self.num_actions = n * n * self.moves_per_square + 1
         self.stem = nn.Conv2d(planes, channels, 3, padding=1)
-        self.blocks = nn.Sequential(*[_Block(channels) for _ in range(blocks)])
+        self.blocks = nn.Sequential(*[ResidualBlock(channels) for _ in range(blocks)])
         self.policy_conv = nn.Conv2d(channels, channels, 1)
         self.policy_out = nn.Conv2d(channels, self.moves_per_square, 1)
         self.pass_out = nn.Linear(channels, 1)
@@ -84,10 +76,6 @@ class AZNet(nn.Module):
         v = th.relu(self.value_conv(x)).flatten(1)
         value = th.tanh(self.value_out(th.relu(self.value_hidden_layer(v)))).squeeze(1)
         return th.cat([moves, pass_logit], dim=1), value
-
-
-def count_parameters(module: nn.Module) -> int:
-    return int(sum(p.numel() for p in module.parameters()))
 
 
 class Evaluator:
