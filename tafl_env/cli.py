@@ -561,6 +561,17 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
     return args
 
 
+def _check_thread_setting() -> None:
+    """``$TAFL_THREADS``, when set, is checked before any command runs (an engine made earlier in
+    the process, and cached, would not read it again)."""
+    import os
+
+    if "TAFL_THREADS" in os.environ:
+        from .engine._jit import threads_setting
+
+        threads_setting(None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``tafl`` command; returns the exit status (0 ok, 2 bad input, a missing extra or Ctrl-C)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -581,6 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
+        _check_thread_setting()
         return args.func(args)
     except (CommandError, TaflError, MissingExtraError) as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
