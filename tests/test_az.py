@@ -293,6 +293,7 @@ def test_every_config_trains_two_iterations(variant, tmp_path):
     assert make_agent(f"az:{tmp_path / 'final.pt'}:2").check_rules(make_rules(variant, max_turns=12)) is None
 
 
+@pytest.mark.slow   # two training runs
 def test_resume_continues_counters_and_window(tmp_path):
     from agents.az.train import train_az
 

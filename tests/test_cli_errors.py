@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow   # the real tafl in a subprocess, torch imported in many: the slow tier
+
 from agents.policy import MODEL_INFO, stamp_model
 from tafl_env.rules import make_rules
 
