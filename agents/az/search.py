@@ -35,7 +35,7 @@ from tafl_env.engine.rows import load_rows
 
 from ..greedy.agent import SearchWork, prepare
 from ..mcts import kernels as _m
-from ..mcts.forest import Forest
+from ..mcts.forest import Forest, round_buffers
 from ..mcts.netsearch import room
 from .gumbel import halving_table
 from .kernels import forest as _f
@@ -155,15 +155,7 @@ class BatchedSearch:
             load_rows(arrays, g, w.W, 1)
             th, tn, te = f.tree(g)
             _m.expand_root(w.W, tb, at, th, tn, te, w.buffers, 0.0, 1.0, 1.0, -1)
-        R = state.take(np.repeat(np.arange(b), 2))          # each game's root row and path row
-        L = state.take(np.zeros(b * lpt, dtype=np.intp))    # the leaves of a round
-        RA, LA = R.arrays(), L.arrays()
-        leaf_game = np.zeros(b * lpt, dtype=np.int64)
-        leaf_node = np.zeros(b * lpt, dtype=np.int64)
-        pn = np.zeros((b * lpt, MAX_DEPTH), dtype=np.int64)
-        pe = np.zeros((b * lpt, MAX_DEPTH), dtype=np.int64)
-        pg, pd, ps = (np.zeros(b * lpt, dtype=np.int64) for _ in range(3))
-        counts = np.zeros(3, dtype=np.int64)
+        L, RA, LA, leaf_game, leaf_node, pn, pe, pg, pd, ps, counts = round_buffers(state, b, lpt, MAX_DEPTH)
         budget = np.ones(b, dtype=np.int64)       # round 0 expands the roots only (no simulation)
         seq = np.zeros((b, max(smax, 1)), dtype=np.int64)
         gum = np.zeros((b, engine.num_actions))

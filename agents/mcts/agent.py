@@ -96,7 +96,7 @@ from ..greedy.agent import GreedyAgent, SearchWork, prepare
 from . import kernels as _m
 from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
 from . import netsearch as _net
-from .forest import Forest
+from .forest import Forest, round_buffers
 
 W_CAPTURE_VALUE = _m.W_CAPTURE_VALUE
 _ROLLOUTS = ("none", "random", "greedy")
@@ -374,15 +374,7 @@ class MCTSAgent(Agent):
                 fresh.append(g)
             tree.hdr[_m.H_SIMS] = 0
         f.valid[b:] = False
-        R = state.take(np.repeat(np.arange(b), 2))      # each game's root row and path row
-        L = state.take(np.zeros(b * lpt, dtype=np.intp))  # the leaves of a round
-        RA, LA = R.arrays(), L.arrays()
-        leaf_game = np.zeros(b * lpt, dtype=np.int64)
-        leaf_node = np.zeros(b * lpt, dtype=np.int64)
-        pn = np.zeros((b * lpt, MAX_DEPTH), dtype=np.int64)
-        pe = np.zeros((b * lpt, MAX_DEPTH), dtype=np.int64)
-        pg, pd, ps = (np.zeros(b * lpt, dtype=np.int64) for _ in range(3))
-        counts = np.zeros(3, dtype=np.int64)
+        L, RA, LA, leaf_game, leaf_node, pn, pe, pg, pd, ps, counts = round_buffers(state, b, lpt, MAX_DEPTH)
         budget = np.full(b, self.simulations if self.seconds is None else MAX_SIMULATIONS, dtype=np.int64)
         deadline = None if self.seconds is None else self._clock() + self.seconds * b
         while True:

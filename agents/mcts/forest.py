@@ -14,6 +14,8 @@ more games) by doubling, and a forest is kept between calls so that its arrays a
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from . import kernels as _m
@@ -56,3 +58,32 @@ class Forest:
         """Game ``g``'s tree (views): ``hdr, nodes, edges``."""
         return (self.hdr[g], _m.Nodes._make(a[g] for a in self.nodes),
                 _m.Edges._make(a[g] for a in self.edges))
+
+
+class RoundBuffers(NamedTuple):
+    """What the rounds of a batched search over ``b`` games share (:mod:`.netsearch`): the leaf
+    State that one forward pass evaluates, the work arrays of the roots and leaves, and the walks
+    waiting for their leaves."""
+
+    leaves: object              # State of b * leaves_per_tree rows: the leaves of a round
+    root_arrays: tuple          # arrays of a State of 2b rows: each game's root row and path row
+    leaf_arrays: tuple          # the leaves' arrays
+    leaf_game: np.ndarray
+    leaf_node: np.ndarray
+    path_nodes: np.ndarray      # (walks, max_depth)
+    path_edges: np.ndarray
+    path_game: np.ndarray
+    path_depth: np.ndarray
+    path_slot: np.ndarray
+    counts: np.ndarray          # leaves, walks, simulations started
+
+
+def round_buffers(state, b: int, leaves_per_tree: int, max_depth: int) -> RoundBuffers:
+    """The buffers of the rounds searching the first ``b`` games of ``state``."""
+    walks = b * leaves_per_tree
+    roots = state.take(np.repeat(np.arange(b), 2))
+    leaves = state.take(np.zeros(walks, dtype=np.intp))
+    ints = [np.zeros(walks, dtype=np.int64) for _ in range(5)]
+    return RoundBuffers(leaves, roots.arrays(), leaves.arrays(), ints[0], ints[1],
+                        np.zeros((walks, max_depth), dtype=np.int64), np.zeros((walks, max_depth), dtype=np.int64),
+                        ints[2], ints[3], ints[4], np.zeros(3, dtype=np.int64))

@@ -436,26 +436,7 @@ def search(S, tb, at, hdr, nodes, edges, path_nodes, path_edges, sims, e0, value
             n_visits[x] += 1
             e_n[e] += 1
             e_w[e] += value if n_side[x] == vside else -value
-        # proofs, upwards
-        for i in range(depth - 1, -1, -1):
-            x = path_nodes[i]
-            e = path_edges[i]
-            v = _known(nodes, e_child[e], n_side[x])
-            if v == 2.0 or v == 0.0:
-                break
-            if v > 0:
-                n_proven[x] = 1
-            else:
-                e_lost[e] = 1
-                base = n_first[x]
-                all_lost = True
-                for j in range(n_count[x]):
-                    if e_lost[base + j] == 0:
-                        all_lost = False
-                        break
-                if not all_lost:
-                    break
-                n_proven[x] = -1
+        prove_up(nodes, edges, path_nodes, path_edges, depth)
     return OK
 
 
