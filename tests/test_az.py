@@ -22,8 +22,8 @@ from tafl_env.rules import make_rules  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from agents.az.checkpoint import CheckpointError, load_model, save_model  # noqa: E402
-from agents.az.gumbel import considered_visits, halving_table  # noqa: E402
-from agents.az.kernels import gumbel as kg  # noqa: E402
+from agents.mcts.gumbel import considered_visits, halving_table  # noqa: E402
+from agents.mcts import gumbel as kg  # noqa: E402
 from agents.az.network import AZNet  # noqa: E402
 from agents.az.replay import ReplayWindow, decode_planes, encode_planes  # noqa: E402
 from agents.az.symmetry import board_symmetries  # noqa: E402
@@ -337,15 +337,89 @@ def test_ray_workers_on_a_local_cluster(tmp_path):
 def test_warm_start_fills_the_window_before_self_play(tmp_path):
     from agents.az.train import train_az
 
-    summary = train_az(_tiny("legacy_ard_ri", warm_start_games=3, iterations=1), out_dir=tmp_path,
-                       progress=False, final_eval=False)
+    summary = train_az(_tiny("legacy_ard_ri", warm_start_games=3, warm_start_agent="greedy", iterations=1),
+                       out_dir=tmp_path, progress=False, final_eval=False)
     c = summary["counters"]
     assert c["warm_start_games"] == 3 and c["warm_start_positions"] > 0
     window = ReplayWindow.load(tmp_path / "checkpoints" / "iter_000001" / "replay.npz")
     assert window.added == c["positions"] + c["warm_start_positions"]
-    # one-hot targets on a legal move
+    # the greedy teacher searches no tree: one-hot targets on a legal move
     rows = window.targets[:c["warm_start_positions"]]
     assert np.allclose(rows.sum(1), 1.0) and (rows.max(1) == 1.0).all()
+
+
+def test_mcts_root_policy_and_teacher_targets():
+    from agents.az.warmstart import _target, teacher_games
+
+    engine = engine_for(make_rules("legacy_ard_ri"))
+    agent = make_agent("mcts:24", seed=3)
+    state = engine.initial_state(2)
+    moves = agent.act(engine, state)
+    mask = engine.legal_action_mask(state).astype(bool)
+    for i in range(2):
+        actions, visits = agent.root_policy(i)
+        legal = np.flatnonzero(mask[i])
+        assert np.isin(actions, legal).all() and visits.sum() > 0
+        assert visits[list(actions).index(moves[i])] == visits.max()        # the move played: most visited
+        target = _target(agent, i, legal, int(moves[i]))
+        assert target.sum() == pytest.approx(1.0)
+        assert np.allclose(target[np.searchsorted(legal, actions)], visits / visits.sum())
+    batch = teacher_games(engine, make_agent("mcts:8", seed=1), 3, 0.0, np.random.default_rng(0),
+                          opening_moves=2)
+    planes, acts, tgts, vals = batch.arrays()
+    assert batch.games == 3 and len(vals) == batch.moves == batch.turns
+    assert np.allclose(tgts.sum(1), 1.0) and (tgts[acts < 0] == 0).all()
+    assert (tgts.max(1) < 1.0).any()                                      # visit counts, not one-hot
+    assert set(np.unique(vals)) <= {-1.0, 0.0, 1.0}
+
+
+class _CountingSparring:
+    """A sparring partner that plays a random legal move and counts the positions it was given."""
+
+    def __init__(self):
+        self.calls, self.rng = 0, np.random.default_rng(0)
+
+    def act(self, engine, state):
+        self.calls += len(state)
+        mask = engine.legal_action_mask(state).astype(bool)
+        return np.array([self.rng.choice(np.flatnonzero(m)) for m in mask])
+
+
+def test_sparring_games_record_only_the_learners_side():
+    from agents.az.network import AZNet, Evaluator
+    from agents.az.selfplay import SelfPlay, SelfPlaySettings
+    from agents.az.train import search_settings
+    from agents.az.config import validate_az_config
+
+    engine = engine_for(make_rules("legacy_ard_ri", max_turns=20))
+    cfg = validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1})
+    sparring = _CountingSparring()
+    play = SelfPlay(engine, Evaluator(AZNet(engine.n, channels=4, blocks=0, value_hidden=8)),
+                    search_settings({**cfg, "considered_actions": 4}),
+                    SelfPlaySettings(games=4, simulations=4, fast_simulations=4, full_search_fraction=1.0,
+                                     opening_moves=0, past_share=0.0, sparring_share=1.0),
+                    np.random.default_rng(0), sparring=sparring)
+    batch = play.play(30)
+    assert (play.opponent == -2).all() and sparring.calls > 0
+    # the sparring partner plays every other move: the learner's half of the turns is recorded (less
+    # the moves played without search: a root proven won, a single legal move)
+    assert batch.games > 0 and batch.positions <= (batch.turns + batch.games) // 2
+    assert batch.positions >= (batch.turns - 3 * batch.games) // 2
+
+
+def test_warm_start_and_sparring_specs_are_checked_before_anything_is_written(tmp_path):
+    from agents.az.config import validate_az_config
+    from agents.az.train import train_az
+
+    with pytest.raises(ConfigError, match="'sparring_share'"):
+        validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1, "sparring": "greedy",
+                            "sparring_share": 0.9, "past_share": 0.25})
+    with pytest.raises(ConfigError, match="'sparring'"):
+        train_az(_tiny("legacy_ard_ri", sparring="nonsense:3"), out_dir=tmp_path / "a", progress=False)
+    with pytest.raises(ConfigError, match="'warm_start_agent'"):
+        train_az(_tiny("legacy_ard_ri", warm_start_games=2, warm_start_agent="mcts:0"), out_dir=tmp_path / "b",
+                 progress=False)
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
 def test_shipped_model_by_variant_id():

@@ -4,9 +4,8 @@ learner, safe checkpoints, and the ``az:`` / ``azpolicy:`` agents.
 One job per module:
 
 - :mod:`.network` — the policy-value network (action-layout logits, tanh value) and its evaluator;
-- :mod:`.gumbel` — Sequential Halving's schedule; :mod:`.kernels` — the compiled Gumbel root,
-  the inner rules and a round of the batched search;
-- :mod:`.search` — the search driver (:class:`~.search.BatchedSearch`);
+- :mod:`.search` — the search driver (:class:`~.search.BatchedSearch`) over the batched network
+  search of :mod:`agents.mcts.netsearch` with the Gumbel root of :mod:`agents.mcts.gumbel`;
 - :mod:`.symmetry` — the board symmetries a variant keeps, on squares, actions and observations;
 - :mod:`.selfplay` — batched self-play games that record positions and targets;
 - :mod:`.replay` — the replay window;

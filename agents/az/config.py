@@ -44,6 +44,10 @@ def _one_of(choices):
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}, got {v!r}"
 
 
+def _spec(v):
+    return None if v.strip() else "must be an agent spec, got an empty text"
+
+
 def _opponents(v):
     for x in v:
         if not isinstance(x, str) or not x.strip():
@@ -99,10 +103,16 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "capped_value": FieldSpec(_NUM, False, 0.0, "value target of a game cut at the move cap, for both sides", _value),
     "value_mix": FieldSpec(_NUM, False, 0.0, "weight of the root's search value in the value target", check_unit),
     # warm start (off by default: tabula rasa)
-    "warm_start_games": FieldSpec((int,), False, 0, "greedy-vs-greedy games whose positions fill the window "
-                                  "before self-play (0: tabula rasa)", check_non_negative),
+    "warm_start_games": FieldSpec((int,), False, 0, "games of the warm-start agent against itself whose "
+                                  "positions fill the window before self-play (0: tabula rasa)", check_non_negative),
+    "warm_start_agent": FieldSpec((str,), False, "greedy", "the warm start's teacher (an agent spec: greedy, "
+                                  "mcts:N); its root visits or its move are the policy targets", _spec),
     "warm_start_epsilon": FieldSpec(_NUM, False, 0.25, "chance that a warm-start move is random (the target "
-                                    "stays the greedy move)", check_unit),
+                                    "stays the teacher's)", check_unit),
+    "sparring": FieldSpec((str, type(None)), False, None, "a fixed agent (spec) that sparring_share of the "
+                          "self-play games are played against; null: none", _spec),
+    "sparring_share": FieldSpec(_NUM, False, 0.25, "share of self-play games against the sparring agent "
+                                "(when one is named)", check_unit),
     # replay and learner
     "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window", check_positive),
     "min_replay": FieldSpec((int,), False, 2048, "positions in the window before the learner starts", check_positive),
@@ -137,6 +147,9 @@ def validate_az_config(raw: Any, source: str = "az config") -> dict[str, Any]:
     if cfg["fast_simulations"] > cfg["simulations"]:
         raise ConfigError("fast_simulations", f"must be <= simulations ({cfg['simulations']}), "
                                               f"got {cfg['fast_simulations']}", source)
+    if cfg["sparring"] is not None and cfg["sparring_share"] + cfg["past_share"] > 1:
+        raise ConfigError("sparring_share", f"plus past_share ({cfg['past_share']}) must be <= 1, "
+                                            f"got {cfg['sparring_share']}", source)
     if cfg["batch_size"] > cfg["replay_window"]:
         raise ConfigError("batch_size", f"must be <= replay_window ({cfg['replay_window']}), "
                                         f"got {cfg['batch_size']}", source)

@@ -1,7 +1,7 @@
 """The search driver: one batched AlphaZero search over many games at once.
 
 :class:`BatchedSearch` searches the positions of a :class:`~tafl_env.engine.State` (one tree per
-game, all trees as one forest) with a policy-value function, in rounds (:mod:`.kernels.forest`):
+game, all trees as one forest) with a policy-value function, in rounds (:mod:`agents.mcts.netsearch`):
 one kernel call walks every tree to its leaves, **one forward pass** evaluates the leaves of all
 trees, one kernel call expands them and backs their values up. Each game has its own budget of
 simulations, so that fast and full searches (playout-cap randomisation) share the rounds.
@@ -9,7 +9,7 @@ simulations, so that fast and full searches (playout-cap randomisation) share th
 **The root** (:class:`SearchSettings`):
 
 - ``root="gumbel"`` (the default): Gumbel-top-k sampling of ``considered`` actions, Sequential
-  Halving over them (:mod:`.gumbel`), the move among the most visited by ``g + logits +
+  Halving over them (:mod:`agents.mcts.gumbel`), the move among the most visited by ``g + logits +
   sigma(q)``, and the improved policy ``softmax(logits + sigma(completed Q))`` as the policy
   target (Danihelka et al. 2022; mctx's ``gumbel_muzero_policy``). With ``gumbel_scale = 0`` the
   noise is off (a deterministic agent).
@@ -36,9 +36,8 @@ from tafl_env.engine.rows import load_rows
 from ..greedy.agent import SearchWork, prepare
 from ..mcts import kernels as _m
 from ..mcts.forest import Forest, round_buffers
-from ..mcts.netsearch import room
-from .gumbel import halving_table
-from .kernels import forest as _f
+from ..mcts import netsearch as _f
+from ..mcts.gumbel import halving_table
 
 __all__ = ["SearchSettings", "SearchResult", "BatchedSearch", "ROOT_RULES", "INTERIOR_RULES"]
 
@@ -155,33 +154,14 @@ class BatchedSearch:
             load_rows(arrays, g, w.W, 1)
             th, tn, te = f.tree(g)
             _m.expand_root(w.W, tb, at, th, tn, te, w.buffers, 0.0, 1.0, 1.0, -1)
-        L, RA, LA, leaf_game, leaf_node, pn, pe, pg, pd, ps, counts = round_buffers(state, b, lpt, MAX_DEPTH)
+        bufs = round_buffers(state, b, lpt, MAX_DEPTH)
         budget = np.ones(b, dtype=np.int64)       # round 0 expands the roots only (no simulation)
         seq = np.zeros((b, max(smax, 1)), dtype=np.int64)
         gum = np.zeros((b, engine.num_actions))
+        rules = _f.Rules(self._rules, self._qp, seq, gum, self._sig, self._probs)
         first = True
         while True:
-            hdr, nodes, edges = f.rows(b)
-            if not room(hdr, nodes.first.shape[1], lpt + 2):
-                f.grow(nodes=True)
-                hdr, nodes, edges = f.rows(b)
-            _f.select_leaves(RA, tb, hdr, nodes, edges, budget, lpt, self._rules, self._qp, seq,
-                             gum, LA, leaf_game, leaf_node, pn, pe, pg, pd, ps, counts, w.info,
-                             w.scratch, self._sig, self._probs)
-            nl, npaths, started = (int(x) for x in counts)
-            if nl:
-                logits, values = self.evaluate(engine, L if nl == len(L) else L.take(np.arange(nl)))
-                self.leaf_evaluations += nl
-                logits = np.ascontiguousarray(logits, dtype=np.float32)
-                values = np.ascontiguousarray(values, dtype=np.float64)
-                s = 0
-                while True:
-                    s = _f.expand_leaves(LA, tb, hdr, nodes, edges, leaf_game, leaf_node, nl, s,
-                                         logits, values, pn, pe, pg, pd, ps, npaths, w.acts)
-                    if s == nl:
-                        break
-                    f.grow(edges=True)
-                    hdr, nodes, edges = f.rows(b)
+            nl, started = _f.search_round(f, b, engine, w, bufs, budget, lpt, rules, self._evaluate_leaves, True)
             if first:
                 first = False
                 budget = self._prepare_roots(state, w, f, b, sims, seq, gum, noise)
@@ -199,6 +179,11 @@ class BatchedSearch:
                         choice, value, self._sig, self._probs)
         return SearchResult(choice, acts, visits, target, value, hdr[:, _m.H_SIMS].copy())
 
+    def _evaluate_leaves(self, engine: Engine, leaves: State) -> tuple[np.ndarray, np.ndarray]:
+        logits, values = self.evaluate(engine, leaves)
+        self.leaf_evaluations += len(leaves)
+        return np.ascontiguousarray(logits, dtype=np.float32), np.ascontiguousarray(values, dtype=np.float64)
+
     def _prepare_roots(self, state, w, f, b, sims, seq, gum, noise) -> np.ndarray:
         """After round 0 (every root expanded): the root check, the noise and the halving
         schedule; returns each game's budget (0 for a proven root or a single legal move)."""
@@ -212,13 +197,14 @@ class BatchedSearch:
             if st.root_check:
                 load_rows(arrays, g, w.W, LOAD_ROWS)
                 _m.check_root(w.W, tb, at, th, tn, te, w.buffers)
-            base, cnt = tn[0][root], tn[1][root]
+            base, cnt = tn.first[root], tn.count[root]
             sl = slice(base, base + cnt)
             # the check's "one losing visit" for unsafe Berserk moves would upset the halving
-            te[3][sl] = 0
-            te[4][sl] = 0.0
-            live = int(cnt - te[5][sl].sum()) if te[5][sl].sum() < cnt else int(cnt)
-            if tn[4][root] != 0 or cnt <= 1:
+            te.visits[sl] = 0
+            te.value_sum[sl] = 0.0
+            lost = int(te.lost[sl].sum())
+            live = int(cnt - lost) if lost < cnt else int(cnt)
+            if tn.proven[root] != 0 or cnt <= 1:
                 budget[g] = 0
                 continue
             if st.root == "gumbel":
@@ -230,5 +216,5 @@ class BatchedSearch:
                     seq[g, :sims[g]] = halving_table(st.considered, int(sims[g]))[min(st.considered, live)]
             elif noise and st.dirichlet_fraction > 0:
                 eta = self.rng.dirichlet(np.full(cnt, st.dirichlet_alpha))
-                te[1][sl] = (1 - st.dirichlet_fraction) * te[1][sl] + st.dirichlet_fraction * eta
+                te.prior[sl] = (1 - st.dirichlet_fraction) * te.prior[sl] + st.dirichlet_fraction * eta
         return budget

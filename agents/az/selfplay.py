@@ -14,6 +14,11 @@ What each move does (the settings are the config's, :class:`SelfPlaySettings`):
   random): the other side is played by a past network of the pool with its own search; only the
   current network's positions are recorded. The Tablut AlphaZero paper cured role forgetting (one
   side's play collapsing while the other improves) with 25% of such games;
+- **games against a sparring agent** (``sparring_share`` of the games, when the run names one,
+  e.g. ``mcts:100``; the learner's side drawn at random): the other side is played by that fixed
+  agent, so each side of the learner keeps meeting an opponent that punishes its mistakes even
+  while its own other side is weak (measured need: Ard Ri's self-play attackers won 7% of the
+  games, so the defenders never met a real attack); only the learner's positions are recorded;
 - **value targets**: +1 / -1 for the side to move at each recorded position by the game's
   result; ``draw_value`` for a drawn game and ``capped_value`` for a game cut at the move cap
   (both sides get the same value); then mixed with the root's search value,
@@ -46,6 +51,7 @@ class SelfPlaySettings:
     full_search_fraction: float = 0.25
     opening_moves: int = 4
     past_share: float = 0.25
+    sparring_share: float = 0.0
     draw_value: float = 0.0
     capped_value: float = 0.0
     value_mix: float = 0.0
@@ -78,6 +84,34 @@ class GameBatch:
         return (np.concatenate(self.planes), np.concatenate([pad(a, -1) for a in self.actions]),
                 np.concatenate([pad(t, 0.0) for t in self.targets]), np.concatenate(self.values))
 
+    def add_game(self, records: list, winner: int, capped: bool, turns: int, draw_value: float,
+                 capped_value: float, value_mix: float = 0.0) -> None:
+        """Count a finished game and add its records ``(planes, legal actions, policy target, side
+        to move, search value)``: the value target of each is ``(1 - value_mix) z + value_mix v``,
+        ``z`` +1 / -1 by the result for that side (``draw_value`` for a draw, ``capped_value``
+        for a game cut at the move cap)."""
+        self.games += 1
+        self.turns += turns
+        self.results["capped" if capped else ("draw" if winner == DRAW else ("attacker", "defender")[winner])] += 1
+        if not records:
+            return
+        width = max(len(r[1]) for r in records)
+        acts = np.full((len(records), width), -1, dtype=np.int32)
+        tgts = np.zeros((len(records), width), dtype=np.float32)
+        vals = np.zeros(len(records), dtype=np.float32)
+        for i, (_, a, t, side, v) in enumerate(records):
+            acts[i, :len(a)] = a
+            tgts[i, :len(t)] = t
+            if capped or winner == DRAW:
+                z = capped_value if capped else draw_value
+            else:
+                z = 1.0 if winner == side else -1.0
+            vals[i] = (1 - value_mix) * z + value_mix * v
+        self.planes.append(np.stack([r[0] for r in records]))
+        self.actions.append(acts)
+        self.targets.append(tgts)
+        self.values.append(vals)
+
     def merge(self, other: "GameBatch") -> None:
         for name in ("planes", "actions", "targets", "values"):
             getattr(self, name).extend(getattr(other, name))
@@ -94,14 +128,17 @@ class SelfPlay:
     in ``past_share`` of them, a past network (:meth:`set_pool`)."""
 
     def __init__(self, engine: Engine, evaluate, search: SearchSettings, settings: SelfPlaySettings,
-                 rng: np.random.Generator):
+                 rng: np.random.Generator, sparring=None):
         self.engine, self.settings, self.rng = engine, settings, rng
+        self.sparring = sparring
+        if sparring is not None and hasattr(sparring, "reuse"):
+            sparring.reuse = False      # it moves in a different subset of the games each turn
         self.search_settings = search
         self.search = BatchedSearch(engine, evaluate, search, rng)
         self.pool: list[BatchedSearch] = []
         b = settings.games
         self.state = engine.initial_state(b)
-        self.opponent = np.full(b, -1, dtype=np.int64)     # -1: self-play, k: pool[k]
+        self.opponent = np.full(b, -1, dtype=np.int64)     # -1: self-play, k: pool[k], -2: sparring
         self.learner_side = np.zeros(b, dtype=np.int64)
         self._records: list[list] = [[] for _ in range(b)]
         self._fresh = engine.initial_state(1)
@@ -115,11 +152,14 @@ class SelfPlay:
     def _new_game(self, g: int) -> None:
         self.state.put(np.array([g]), self._fresh)
         self._records[g] = []
-        if self.pool and self.rng.random() < self.settings.past_share:
+        draw = self.rng.random()
+        if self.sparring is not None and draw < self.settings.sparring_share:
+            self.opponent[g] = -2
+        elif self.pool and draw < self.settings.sparring_share * (self.sparring is not None) + self.settings.past_share:
             self.opponent[g] = self.rng.integers(len(self.pool))
-            self.learner_side[g] = self.rng.integers(2)
         else:
             self.opponent[g] = -1
+        self.learner_side[g] = self.rng.integers(2)
 
     def play(self, positions: int) -> GameBatch:
         """Play on until the games finished since this call hold at least ``positions`` recorded
@@ -136,10 +176,13 @@ class SelfPlay:
             full = self.rng.random(b) < st.full_search_fraction
             sims = np.where(full, st.simulations, st.fast_simulations)
             actions = np.full(b, -1, dtype=np.int64)
-            mine = (self.opponent < 0) | (state.to_move == self.learner_side)
+            mine = (self.opponent == -1) | (state.to_move == self.learner_side)
             groups = [(self.search, np.flatnonzero(mine))]
             for k, search in enumerate(self.pool):
                 groups.append((search, np.flatnonzero(~mine & (self.opponent == k))))
+            sparring = np.flatnonzero(~mine & (self.opponent == -2))
+            if len(sparring):
+                actions[sparring] = self.sparring.act(eng, state.take(sparring))
             for gi, (search, rows) in enumerate(groups):
                 if not len(rows):
                     continue
@@ -172,27 +215,5 @@ class SelfPlay:
 
     def _finish(self, g: int, out: GameBatch) -> None:
         st, state = self.settings, self.state
-        winner = int(state.winner[g])
-        capped = int(state.reason[g]) == TRUNCATED
-        out.games += 1
-        out.turns += int(state.turn[g])
-        out.results["capped" if capped else ("draw" if winner == DRAW else ("attacker", "defender")[winner])] += 1
-        recs = self._records[g]
-        if not recs:
-            return
-        width = max(len(r[1]) for r in recs)
-        acts = np.full((len(recs), width), -1, dtype=np.int32)
-        tgts = np.zeros((len(recs), width), dtype=np.float32)
-        vals = np.zeros(len(recs), dtype=np.float32)
-        for i, (_, a, t, side, v) in enumerate(recs):
-            acts[i, :len(a)] = a
-            tgts[i, :len(t)] = t
-            if winner == DRAW or capped:
-                z = st.capped_value if capped else st.draw_value
-            else:
-                z = 1.0 if winner == side else -1.0
-            vals[i] = (1 - st.value_mix) * z + st.value_mix * v
-        out.planes.append(np.stack([r[0] for r in recs]))
-        out.actions.append(acts)
-        out.targets.append(tgts)
-        out.values.append(vals)
+        out.add_game(self._records[g], int(state.winner[g]), int(state.reason[g]) == TRUNCATED,
+                     int(state.turn[g]), st.draw_value, st.capped_value, st.value_mix)

@@ -62,8 +62,29 @@ def selfplay_settings(cfg: dict) -> SelfPlaySettings:
                             fast_simulations=cfg["fast_simulations"],
                             full_search_fraction=float(cfg["full_search_fraction"]),
                             opening_moves=cfg["opening_moves"], past_share=float(cfg["past_share"]),
+                            sparring_share=float(cfg["sparring_share"]),
                             draw_value=float(cfg["draw_value"]), capped_value=float(cfg["capped_value"]),
                             value_mix=float(cfg["value_mix"]))
+
+
+def config_agent(cfg: dict, field: str, seed: int):
+    """The agent that the config's ``field`` names (``warm_start_agent``, ``sparring``), built
+    now so that a bad spec is an error before anything is written; None where the field is
+    null."""
+    from ..base import make_agent
+    from ..schema import ConfigError
+
+    spec = cfg[field]
+    if spec is None:
+        return None
+    try:
+        agent = make_agent(spec, seed=seed)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(field, str(exc), "az config") from None
+    problem = agent.check_rules(rules_of(cfg))
+    if problem:
+        raise ConfigError(field, f"agent {spec!r} cannot play this variant: {problem}", "az config")
+    return agent
 
 
 def resolve_device(device: str) -> str:
@@ -224,14 +245,15 @@ def format_summary(summary: dict) -> str:
     return text
 
 
-def _warm_start(run: "_Run", cfg: dict, show: bool, writer) -> None:
-    """Greedy games into the window, then ``sample_reuse`` passes of learning over them."""
+def _warm_start(run: "_Run", cfg: dict, teacher, show: bool, writer) -> None:
+    """The teacher's games into the window, then ``sample_reuse`` passes of learning over them."""
     from ..training.progress import progress_bar
-    from .warmstart import greedy_games
+    from .warmstart import teacher_games
 
-    bar = progress_bar(cfg["warm_start_games"], "warm start: greedy games", "game", show)
-    gb = greedy_games(run.engine, cfg["warm_start_games"], float(cfg["warm_start_epsilon"]), run.rng,
-                      float(cfg["draw_value"]), float(cfg["capped_value"]), progress=bar.update)
+    bar = progress_bar(cfg["warm_start_games"], f"warm start: {cfg['warm_start_agent']} games", "game", show)
+    gb = teacher_games(run.engine, teacher, cfg["warm_start_games"], float(cfg["warm_start_epsilon"]), run.rng,
+                       float(cfg["draw_value"]), float(cfg["capped_value"]), cfg["opening_moves"],
+                       progress=bar.update)
     bar.close()
     run.window.add(*gb.arrays())
     steps = max(1, math.ceil(float(cfg["sample_reuse"]) * gb.positions / cfg["batch_size"]))
@@ -285,6 +307,8 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     if out.exists() and not out.is_dir():
         raise ConfigError("output_dir", f"{out} exists and is not a folder", "az config")
     show = cfg["progress_bar"] if progress is None else progress
+    teacher = config_agent(cfg, "warm_start_agent", cfg["seed"] + 17) if cfg["warm_start_games"] else None
+    config_agent(cfg, "sparring", 0)    # checked before anything is written; built below
     device = resolve_device(cfg["device"])
     th.set_num_threads(cfg["torch_threads"])
     out.mkdir(parents=True, exist_ok=True)
@@ -317,12 +341,13 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
         from .selfplay import SelfPlay
 
         sp_rng = np.random.default_rng([cfg["seed"], run.counters["iteration"]])
-        selfplay = SelfPlay(run.engine, Evaluator(run.net, device), search_settings(cfg), selfplay_settings(cfg), sp_rng)
+        selfplay = SelfPlay(run.engine, Evaluator(run.net, device), search_settings(cfg), selfplay_settings(cfg), sp_rng,
+                            sparring=config_agent(cfg, "sparring", cfg["seed"] + 31 * (run.counters["iteration"] + 1)))
         selfplay.set_pool([Evaluator(n, device) for n in run.pool_nets()])
     c = run.counters
     t0 = time.monotonic()
     if cfg["warm_start_games"] and c["iteration"] == 0 and not c.get("warm_start_positions"):
-        _warm_start(run, cfg, show, writer)
+        _warm_start(run, cfg, teacher, show, writer)
     minutes0 = float(c["minutes"])
     stop = "iterations"
     bar = progress_bar(cfg["iterations"], f"az {cfg['variant']}", "it", show)

@@ -36,7 +36,7 @@ def _worker_class():
             from .config import rules_of
             from .network import AZNet, Evaluator
             from .selfplay import SelfPlay
-            from .train import search_settings, selfplay_settings
+            from .train import config_agent, search_settings, selfplay_settings
 
             th.set_num_threads(1)
             self.th, self.AZNet, self.Evaluator = th, AZNet, Evaluator
@@ -46,7 +46,8 @@ def _worker_class():
                               value_hidden=cfg["value_hidden"])
             self.net = AZNet(**self.shape)
             self.selfplay = SelfPlay(engine, Evaluator(self.net), search_settings(cfg),
-                                     selfplay_settings(cfg), np.random.default_rng(seed))
+                                     selfplay_settings(cfg), np.random.default_rng(seed),
+                                     sparring=config_agent(cfg, "sparring", seed + 31))
             self.pool_version = -1
 
         def _net(self, weights: dict):

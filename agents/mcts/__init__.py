@@ -7,7 +7,9 @@
 - :mod:`.kernels` — the compiled search: trees as records of arrays (:class:`~.kernels.Nodes`,
   :class:`~.kernels.Edges`), selection, expansion, backup, proofs, tree reuse;
 - :mod:`.netsearch` — the batched search of a whole forest with one network forward pass per
-  round (the network evaluator's, and the AlphaZero search's base);
+  round, PUCT or a Gumbel root (the network evaluator's, and the AlphaZero search's);
+- :mod:`.gumbel` — the Gumbel root: Sequential Halving's schedule, completed Q-values, the
+  improved policy (Danihelka et al. 2022, as mctx implements it);
 - :mod:`.forest` — a batch's trees as one forest of arrays that grow together.
 """
 

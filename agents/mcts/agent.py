@@ -252,6 +252,21 @@ class MCTSAgent(Agent):
     def check_rules(self, rules) -> str | None:
         return self.evaluator.check_rules(rules)
 
+    def root_policy(self, g: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Game ``g``'s root after the last :meth:`choose`: its moves and their visit counts (a
+        proven loss counts 0), or None where the last move was not searched (a proven root, a
+        single legal move) -- a training target, as the AZ warm start uses it."""
+        tree = self.trees().get(g)
+        if tree is None:
+            return None
+        root = int(tree.hdr[_m.H_ROOT])
+        base, cnt = int(tree.nodes.first[root]), int(tree.nodes.count[root])
+        visits = tree.edges.visits[base:base + cnt].astype(np.float64)
+        visits[tree.edges.lost[base:base + cnt] != 0] = 0.0
+        if tree.nodes.proven[root] != 0 or cnt < 2 or visits.sum() <= 0:
+            return None
+        return tree.edges.action[base:base + cnt].astype(np.int64), visits
+
     def trees(self) -> dict:
         """The kept trees, by game index of the last batch (for tests and diagnostics)."""
         if self._forest is not None:
@@ -374,27 +389,14 @@ class MCTSAgent(Agent):
                 fresh.append(g)
             tree.hdr[_m.H_SIMS] = 0
         f.valid[b:] = False
-        L, RA, LA, leaf_game, leaf_node, pn, pe, pg, pd, ps, counts = round_buffers(state, b, lpt, MAX_DEPTH)
+        bufs = round_buffers(state, b, lpt, MAX_DEPTH)
         budget = np.full(b, self.simulations if self.seconds is None else MAX_SIMULATIONS, dtype=np.int64)
+        rules = _net.puct_rules(b, self.c_puct)
         deadline = None if self.seconds is None else self._clock() + self.seconds * b
         while True:
+            nl, started = _net.search_round(f, b, engine, w, bufs, budget, lpt, rules,
+                                            self.evaluator.evaluate, False)
             hdr, nodes, edges = f.rows(b)
-            if not _net.room(hdr, nodes.first.shape[1], lpt + 2):
-                f.grow(nodes=True)
-                hdr, nodes, edges = f.rows(b)
-            _net.select_leaves(RA, tb, hdr, nodes, edges, budget, lpt, self.c_puct, LA, leaf_game,
-                               leaf_node, pn, pe, pg, pd, ps, counts, w.info, w.scratch)
-            nl, npaths, started = (int(x) for x in counts)
-            if nl:
-                priors, values = self.evaluator.evaluate(engine, L if nl == len(L) else L.take(np.arange(nl)))
-                s = 0
-                while True:
-                    s = _net.expand_leaves(LA, tb, hdr, nodes, edges, leaf_game, leaf_node, nl, s,
-                                           priors, values, pn, pe, pg, pd, ps, npaths, w.acts)
-                    if s == nl:
-                        break
-                    f.grow(edges=True)
-                    hdr, nodes, edges = f.rows(b)
             for g in fresh:     # roots just expanded: their moves checked, an only move played
                 tree = f.tree(g)
                 load_rows(arrays, g, w.W, LOAD_ROWS)
