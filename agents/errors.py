@@ -7,6 +7,8 @@ catch ``ValueError`` are unaffected, and code that wants every mistake of its us
 - :class:`~agents.base.AgentSpecError`: an agent spec that cannot be built;
 - :class:`~agents.schema.ConfigError`: a bad tournament or training config (names the field);
 - :class:`~agents.evaluation.report.OutputDirError`: an output folder that cannot take the results.
+- :class:`~agents.evaluation.adapters.AgentError`: an agent being rated failed (it raised, played an
+  illegal move or cannot play the variant).
 
 The command line's own :class:`tafl_env.cli.CommandError` stays in ``tafl_env`` (which never
 imports ``agents``); the add-on commands turn an ``AgentsError`` into it.

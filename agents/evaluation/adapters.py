@@ -30,12 +30,14 @@ from tafl_env.engine import Engine, State
 from tafl_env.observation import observe
 
 from ..base import Agent, AgentSpecError, split_spec
+from ..errors import AgentsError
 
 __all__ = ["AgentError", "CallableAgent", "SB3Agent", "GuardedAgent", "agent_source", "with_time_budget"]
 
 
-class AgentError(ValueError):
-    """The rated agent failed: it raised, played an illegal move or cannot play the variant."""
+class AgentError(AgentsError):
+    """The rated agent failed: it raised, played an illegal move or cannot play the variant (one of
+    the agents package's user errors, :class:`agents.errors.AgentsError`)."""
 
 
 def _one_line(exc: BaseException, limit: int = 200) -> str:
@@ -104,13 +106,20 @@ class SB3Agent(Agent):
 
 
 def with_time_budget(spec: str, seconds: float) -> str:
-    """An ``mcts`` spec with its simulation budget replaced by ``seconds`` a move; other specs as
-    they are (they do not search).
+    """An ``mcts`` or ``az`` spec with its simulation budget replaced by ``seconds`` a move; other
+    specs as they are (they do not search).
 
     >>> with_time_budget("mcts:1000", 0.5), with_time_budget("mcts:64:policy:x.zip", 1), with_time_budget("greedy", 1)
     ('mcts:0.5s', 'mcts:1s:policy:x.zip', 'greedy')
+    >>> with_time_budget("az:legacy_ard_ri:64", 0.02), with_time_budget("az:runs/a:b/final.pt", 1)
+    ('az:legacy_ard_ri:0.02s', 'az:runs/a:b/final.pt:1s')
     """
     kind, arg = split_spec(spec)
+    if kind == "az":
+        from ..az.agent import parse_az_spec
+
+        path, _, _ = parse_az_spec(arg)
+        return f"az:{path}:{seconds:g}s"
     if kind != "mcts":
         return spec
     _, _, rest = (arg or "").partition(":")
