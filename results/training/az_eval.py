@@ -5,25 +5,29 @@ Wilson 95% intervals, and write the figures as JSON (for the cards in results/tr
         --opponents mcts:100 mcts:1000 --games 100 --seed 2701 --out results/training/legacy_ard_ri_az/vs_mcts.json
 
 Each opponent plays ``--games`` games with the agent attacking and as many with the agent
-defending, through :func:`agents.evaluation.play.play_games` (``--batch`` games at a time). The
-first ``--opening-turns`` turns of every game are uniformly random legal moves drawn from the game's
-number, turn and ``--seed`` alone, so game ``i`` opens the same way in both legs (paired openings)
-and a batch of deterministic agents still plays different games. Time per move of each side is
-recorded too (seconds of the agents' ``act`` calls / moves they chose; the random opening moves,
-which cost nothing, are counted among the moves).
+defending, through :func:`agents.evaluation.play.play_games` (``--batch`` games at a time, over
+``--jobs`` processes). Game ``i`` of each leg starts from opening ``i`` of the variant's shipped
+opening suite (``agents/evaluation/data/openings/``, cycled), so the two legs are paired and a
+batch of deterministic agents still plays different games; ``--openings random`` instead plays
+``--opening-turns`` uniformly random legal turns drawn from the game's number, turn and
+``--seed`` alone (how the first cards were made). Time per move of each side is recorded too
+(seconds of the agents' ``act`` calls / moves they chose).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 from agents import make_agent
 from agents.base import Agent
+from agents.evaluation.openings import load_openings
 from agents.evaluation.play import play_games
 
 
@@ -63,6 +67,18 @@ def _row(results, side):
             "score_low": lo, "score_high": hi}
 
 
+def _chunk(job: tuple) -> tuple:
+    """One batch of games: ``(results, timing)``."""
+    variant, agent, spec, side, n, seed, first, openings, turns, open_seed = job
+    me, opp = make_agent(agent, seed=seed), make_agent(spec, seed=seed + 7)
+    if openings is None:
+        me, opp = Opening(me, turns, open_seed, first), Opening(opp, turns, open_seed, first)
+    pair = (me, opp) if side == "attacker" else (opp, me)
+    spent: dict = {}
+    games = play_games(variant, *pair, n, seed=seed, timing=spent, openings=openings)
+    return [g["result"] for g in games], spent
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", required=True)
@@ -70,32 +86,43 @@ def main(argv=None) -> int:
     p.add_argument("--opponents", nargs="+", required=True)
     p.add_argument("--games", type=int, default=100, help="games per side per opponent")
     p.add_argument("--batch", type=int, default=50, help="games played at once")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes")
     p.add_argument("--seed", type=int, default=2701)
-    p.add_argument("--opening-turns", type=int, default=4, help="random opening turns (paired across legs)")
+    p.add_argument("--openings", choices=("suite", "random"), default="suite")
+    p.add_argument("--opening-turns", type=int, default=4, help="random opening turns (--openings random)")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
+    suite = load_openings(args.variant) if args.openings == "suite" else None
     out = {"variant": args.variant, "agent": args.agent, "games_per_side": args.games, "seed": args.seed,
-           "opening_turns": args.opening_turns, "move_cap": "the variant's default", "results": {}}
+           "openings": (f"the shipped suite ({len(suite)} openings, game i from opening i mod {len(suite)})"
+                        if suite else f"{args.opening_turns} random turns"),
+           "move_cap": "the variant's default", "results": {}}
+    # spawn: a forked child of a process with torch's threads started can hang
+    pool = ProcessPoolExecutor(args.jobs, mp_context=mp.get_context("spawn")) if args.jobs > 1 else None
     for j, spec in enumerate(args.opponents):
         # warm-up (kernels loaded from the compile cache): not timed, not counted
         play_games(args.variant, make_agent(args.agent, seed=0), make_agent(spec, seed=1), 2, seed=0, max_turns=4)
         play_games(args.variant, make_agent(spec, seed=1), make_agent(args.agent, seed=0), 2, seed=0, max_turns=4)
         t0 = time.perf_counter()
-        res, timing = {}, {}
+        jobs = []
         for s, side in enumerate(("attacker", "defender")):
-            results = []
-            spent = {}
             for k in range(0, args.games, args.batch):
                 n = min(args.batch, args.games - k)
                 seed = args.seed + 10 * j + s + 1000 * (k // args.batch)
-                me = Opening(make_agent(args.agent, seed=seed), args.opening_turns, args.seed, k)
-                opp = Opening(make_agent(spec, seed=seed + 7), args.opening_turns, args.seed, k)
-                pair = (me, opp) if side == "attacker" else (opp, me)
-                games = play_games(args.variant, *pair, n, seed=seed, timing=spent)
-                results += [g["result"] for g in games]
+                openings = [suite[(k + i) % len(suite)] for i in range(n)] if suite else None
+                jobs.append((args.variant, args.agent, spec, side, n, seed, k, openings, args.opening_turns, args.seed))
+        done = list(pool.map(_chunk, jobs)) if pool else [_chunk(job) for job in jobs]
+        res, timing = {}, {}
+        for side in ("attacker", "defender"):
+            results, mine, theirs = [], [0.0, 0], [0.0, 0]
+            for job, (r, spent) in zip(jobs, done):
+                if job[3] != side:
+                    continue
+                results += r
+                for acc, key in ((mine, side), (theirs, "defender" if side == "attacker" else "attacker")):
+                    acc[0] += spent[key][0]
+                    acc[1] += spent[key][1]
             res[side] = _row(results, side)
-            mine = spent["attacker" if side == "attacker" else "defender"]
-            theirs = spent["defender" if side == "attacker" else "attacker"]
             timing[side] = {"agent_s_per_move": mine[0] / max(mine[1], 1), "opponent_s_per_move": theirs[0] / max(theirs[1], 1)}
             print(f"{args.agent} as {side} vs {spec}: {res[side]}", flush=True)
         both = {k: res["attacker"][k] + res["defender"][k] for k in ("games", "wins", "draws", "losses")}
