@@ -343,8 +343,9 @@ def test_cached_kernels_are_stamped_with_the_sources_they_are_built_from():
 
     from agents.greedy import kernels as greedy, scoring as tables
 
-    own = next(v for v in vars(greedy).values()
-               if hasattr(v, "_cache") and v.py_func.__module__ == greedy.__name__)
+    own = next(v for v in vars(greedy).values()            # a kernel: lean helpers are not cached
+               if hasattr(v, "_cache") and v.py_func.__module__ == greedy.__name__
+               and v.py_func.__qualname__ not in _jit._LEAN)
     stamp = own._cache._impl.locator.get_source_stamp()
     assert stamp[1] == _jit.source_stamp(greedy.__file__)
     agent_closure = _jit.import_closure(Path(greedy.__file__).resolve())
@@ -634,6 +635,44 @@ def test_the_step_is_inlined_by_llvm_into_its_callers():
     mentions = [line for line in one_step.inspect_asm(sig).splitlines()
                 if "step_game" in line and "NumbaEnv" not in line]
     assert mentions == []
+
+
+def test_lean_helpers_are_linked_once_into_the_kernel_that_calls_them():
+    """A helper (``helper``, ``inlined``) is built lean: its library holds its own code only, not
+    cached, and a kernel that calls it links the whole tree below it (numba's internal
+    CPUCodeLibrary.finalize: guard it). The kernel's machine code then holds the inlined step and
+    runs; the helper, called from Python, still works through its callees' own code."""
+    from numba.core import codegen as numba_codegen
+
+    from tafl_env.engine import _jit, rows, step
+
+    assert numba_codegen.CPUCodeLibrary.finalize is _jit._finalize
+    assert {"step_game", "copy_full"} <= _jit._LEAN and not _jit._LEAN & _jit._CALLED_FROM_PYTHON
+    assert step.step_game._cache.__class__.__name__ == "NullCache"       # not cached on disk
+    with pytest.raises(RuntimeError, match="share this name"):
+        _jit.kernel(step.step_game.py_func)
+
+    @_jit.helper
+    def lean_steps(arrays, tables, a, info, scratch):
+        rows.step_row(arrays, tables, 0, a, info, scratch)
+        return a + 1
+
+    @_jit.njit(_nrt=False, nogil=True)          # a kernel's build, not cached: it is a closure
+    def calls_lean(arrays, tables, a, info, scratch):
+        return lean_steps(arrays, tables, a, info, scratch)
+
+    eng = Engine(make_rules("historical_tablut"))
+    work = np.zeros(64, dtype=np.int64)
+    for fn in (calls_lean, lean_steps):         # a kernel, then the lean helper from Python
+        st = eng.initial_state(1)
+        fn(st.arrays(), eng.kernel_tables, int(eng.legal_actions(st)[0]), work[:9], work)
+        assert st.turn[0] == 1 and eng.audit(st) == []
+    (sig,) = calls_lean.signatures
+    lib = calls_lean.overloads[sig].library
+    assert not getattr(lib, "_tafl_lean", False)
+    assert getattr(lean_steps.overloads[lean_steps.signatures[0]].library, "_tafl_lean", False)
+    defined = {f.name for f in lib._final_module.functions if not f.is_declaration}
+    assert any("lean_steps" in name for name in defined)                   # linked in, once
 
 
 def _encircled_by_flood(occ: np.ndarray, n: int) -> bool:

@@ -1,7 +1,8 @@
 """How the engine's kernels are compiled, and how batches are spread over threads.
 
 Every kernel is compiled by numba once per machine and cached on disk (``cache=True``), so a warm
-import costs well under a second. Kernels release the GIL (``nogil=True``): two Python threads
+import costs well under a second; the helpers that only compiled code calls are built *lean*
+(linked, optimized and compiled once, into each kernel that calls them: see ``_finalize``). Kernels release the GIL (``nogil=True``): two Python threads
 may step their own batches at the same time, and a big batch is spread over threads by running
 the same kernel on separate ranges of its games from a pool of Python threads
 (:func:`run_threaded`). There is one build of every kernel: no numba ``prange`` builds, whose
@@ -29,6 +30,7 @@ from pathlib import Path
 import numba
 import numpy as np
 from numba.core import caching, types
+from numba.core import codegen as numba_codegen
 from numba.core.registry import CPUDispatcher
 
 from ..errors import InvalidOptionError
@@ -225,22 +227,81 @@ class _PlainArgumentsDispatcher(CPUDispatcher):
                                          {k: types.unliteral(v) for k, v in kws.items()})
 
 
-def njit(**options):
+# --- each function's code optimized and compiled once -------------------------------------------
+# numba links into the module of each compiled function a copy of every function it calls,
+# directly or not, then optimizes that module (LLVM O3) and compiles it to machine code: a helper
+# called by a helper called by a kernel was optimized and compiled again at every level of the
+# call tree (the greedy agent's first move: 41 of its 68 s of CPU were those passes, over the same
+# code again and again). A function that only other compiled functions call (``helper``,
+# ``inlined``) needs no optimized code of its own, so it is built *lean*: its module keeps only
+# its own functions, unoptimized beyond numba's per-function passes (were Python to call it, its
+# calls resolve to the callees' own machine code), and a function that calls it links the whole
+# tree of lean callees below it, each once, and optimizes and compiles it once. Lean functions are
+# not cached on disk (a cached module without its callees could not be linked into a new caller);
+# they are built only when a caller is. The hook (numba's internal CPUCodeLibrary.finalize, by the
+# library's name: the function's qualified name) is checked by tests/test_compiled_engine.py.
+
+_LEAN: set[str] = set()
+"""Qualified names of the lean functions (their libraries link none of their callees)."""
+_CALLED_FROM_PYTHON: set[str] = set()
+"""Qualified names of the kernels (built whole); none may share a name with a lean function."""
+
+_numba_finalize = numba_codegen.CPUCodeLibrary.finalize
+
+
+def _with_lean_callees(libraries: list) -> list:
+    """``libraries`` and, below every lean one, the libraries it calls: each once, in order."""
+    out, seen, todo = [], set(), list(libraries)
+    while todo:
+        lib = todo.pop(0)
+        if id(lib) in seen:
+            continue
+        seen.add(id(lib))
+        out.append(lib)
+        if getattr(lib, "_tafl_lean", False):
+            todo.extend(lib._linking_libraries)
+    return out
+
+
+def _finalize(self):
+    if self.name in _LEAN and not self._finalized:
+        self._tafl_lean = True
+        # numba's finalize without the linking and the module passes; its check that every
+        # numba function is defined does not hold for a module that declares its callees
+        self._verify_declare_only_symbols = lambda: None
+        self._codegen._check_llvm_bugs()
+        self._final_module.verify()
+        self._finalize_final_module()
+        return
+    self._linking_libraries = _with_lean_callees(self._linking_libraries)
+    _numba_finalize(self)
+
+
+if numba_codegen.CPUCodeLibrary.finalize.__name__ != "_finalize":
+    numba_codegen.CPUCodeLibrary.finalize = _finalize
+
+
+def njit(lean: bool = False, **options):
     """``numba.njit(**options)``, with calls from other compiled functions typed by the
-    arguments' plain types."""
+    arguments' plain types; ``lean``: built lean and not cached (see above)."""
 
     def decorate(func):
-        dispatcher = numba.njit(**options)(func)
+        names, others = (_LEAN, _CALLED_FROM_PYTHON) if lean else (_CALLED_FROM_PYTHON, _LEAN)
+        if func.__qualname__ in others:
+            raise RuntimeError(f"{func.__module__}.{func.__qualname__}: a kernel and a lean helper share this "
+                               "name, which tells numba's libraries apart: rename one")
+        names.add(func.__qualname__)
+        dispatcher = numba.njit(**(dict(options, cache=False) if lean else options))(func)
         dispatcher.__class__ = _PlainArgumentsDispatcher
         return dispatcher
     return decorate
 
 
 kernel = njit(**SERIAL_OPTIONS)
-"""Decorator of the serial kernels and of the per-game helpers they call."""
+"""Decorator of the serial kernels: functions that Python calls (other kernels may too)."""
 
-helper = kernel
-"""The per-game helpers (same build; the name says a function is not called from Python)."""
+helper = njit(lean=True, **SERIAL_OPTIONS)
+"""The per-game helpers that only compiled functions call: built lean (see above)."""
 
 leaf = numba.njit(inline="always", **SERIAL_OPTIONS)   # inlined before typing: no call typed
 """Small helpers called many times a move (bit counts, one piece's moves, one square's toggles):
@@ -249,7 +310,7 @@ LLVM and costs more than these functions' work. Only small ones: inlining the bi
 functions into every kernel made the cold compile five times longer (and inlining the greedy
 search's single-caller helpers made its first move's compile a quarter longer)."""
 
-inlined = njit(forceinline=True, **SERIAL_OPTIONS)
+inlined = njit(lean=True, forceinline=True, **SERIAL_OPTIONS)
 """Big per-game functions called once a move (the step; the greedy agent's evaluation, once a
 scored child): too big to inline into every kernel at numba's level (that doubled the cold
 compile), but a call passes every array argument as 7-11 machine words, and the step's 28
