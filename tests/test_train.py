@@ -365,3 +365,24 @@ def test_greedy_attacker_group():
     with pytest.raises(ConfigError) as err:
         validate_train_config({**BASE, "imitation_target": "all"})
     assert err.value.field == "imitation_target"
+
+
+def test_evaluations_start_from_paired_openings_of_the_shipped_suite():
+    from agents import make_agent
+    from agents.evaluation.openings import load_openings
+    from agents.training.evaluation import evaluate_agent, paired_openings
+
+    suite = load_openings("legacy_ard_ri")
+    cfg = validate_train_config(dict(BASE))
+    openings = paired_openings(cfg, len(suite) + 2)
+    assert openings[:len(suite)] == suite and openings[-2:] == suite[:2]      # game i: opening i, cycled
+    assert paired_openings(validate_train_config({**BASE, "options": {"king_armed": False}}), 4) is None
+    assert paired_openings(validate_train_config({**BASE, "max_turns": 4}), 4) is None
+    ev = evaluate_agent(make_agent("greedy", seed=0), cfg, 3, seed=1, opponents=["greedy"])
+    assert ev["greedy"]["both"]["games"] == 6
+    # what evaluate_agent plays: the same openings give two deterministic agents different games
+    rules = make_rules("legacy_ard_ri")
+    games = play_games(rules, make_agent("greedy", seed=0), make_agent("greedy", seed=0), 3, seed=1,
+                       record=True, openings=openings[:3])
+    assert len({tuple(g["moves"]) for g in games}) == 3
+    assert [g["moves"][:len(o)] for g, o in zip(games, openings)] == openings[:3]

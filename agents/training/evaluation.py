@@ -41,10 +41,31 @@ class _Watched(Agent):
         return out
 
 
+def paired_openings(cfg: Mapping[str, Any], games: int) -> list | None:
+    """Game ``i`` of each leg starts from opening ``i`` (cycled) of the variant's shipped suite
+    (:mod:`agents.evaluation.openings`, as ``tafl rate`` plays), so the two legs are paired and a
+    deterministic pair of agents plays different games; from the start where the config sets
+    rule options (the suite is made under the variant's own rules) or a move cap within the
+    openings' length."""
+    from ..evaluation.openings import load_openings
+
+    if cfg.get("options"):
+        return None
+    try:
+        suite = load_openings(cfg["variant"])
+    except FileNotFoundError:
+        return None
+    cap = rules_of(cfg).max_turns
+    if cap is not None and max(len(o) for o in suite) >= cap:
+        return None        # a cap this short leaves no game after the opening
+    return [suite[i % len(suite)] for i in range(games)]
+
+
 def evaluate_agent(agent: Agent, cfg: Mapping[str, Any], games: int, seed: int,
                    opponents=None, progress: bool = False, desc: str = "evaluation",
                    leave: bool = True) -> dict[str, Any]:
-    """``agent`` against each opponent spec, ``games`` games per side; Wilson 95% intervals.
+    """``agent`` against each opponent spec, ``games`` games per side from paired openings
+    (:func:`paired_openings`); Wilson 95% intervals.
 
     Returns ``{opponent: {"attacker": row, "defender": row, "both": row}}`` where a row has
     ``games, wins, draws, losses, win_rate, win_low, win_high, score, score_low, score_high``.
@@ -55,6 +76,7 @@ def evaluate_agent(agent: Agent, cfg: Mapping[str, Any], games: int, seed: int,
 
     rules = rules_of(cfg)
     specs = list(opponents or cfg["eval_opponents"])
+    openings = paired_openings(cfg, games)
     out: dict[str, Any] = {}
     bar = progress_bar(2 * games * len(specs), desc, "game", progress, leave=leave)
     tick = Throttle(1.0)
@@ -75,9 +97,9 @@ def evaluate_agent(agent: Agent, cfg: Mapping[str, Any], games: int, seed: int,
                 leg[0] = f"vs {spec} as {side}"
                 bar.set_postfix_str(leg[0], refresh=False)
                 if side == "attacker":
-                    res = play_games(rules, me, opp, games, seed=leg_seed)
+                    res = play_games(rules, me, opp, games, seed=leg_seed, openings=openings)
                 else:
-                    res = play_games(rules, opp, me, games, seed=leg_seed)
+                    res = play_games(rules, opp, me, games, seed=leg_seed, openings=openings)
                 bar.update(games)
                 results[side] = [r["result"] for r in res]
                 rows[side] = _row([r == side for r in results[side]], [r == "draw" for r in results[side]])
