@@ -125,7 +125,8 @@ class GameBatch:
 
 class SelfPlay:
     """``settings.games`` games of ``engine`` played by ``evaluate`` (the current network) and,
-    in ``past_share`` of them, a past network (:meth:`set_pool`)."""
+    in ``sparring_share`` of them, the ``sparring`` agent (an :class:`agents.base.Agent`; none by
+    default), in ``past_share`` of them a past network (:meth:`set_pool`)."""
 
     def __init__(self, engine: Engine, evaluate, search: SearchSettings, settings: SelfPlaySettings,
                  rng: np.random.Generator, sparring=None):
@@ -152,10 +153,11 @@ class SelfPlay:
     def _new_game(self, g: int) -> None:
         self.state.put(np.array([g]), self._fresh)
         self._records[g] = []
+        sparring = self.settings.sparring_share if self.sparring is not None else 0.0
         draw = self.rng.random()
-        if self.sparring is not None and draw < self.settings.sparring_share:
+        if draw < sparring:
             self.opponent[g] = -2
-        elif self.pool and draw < self.settings.sparring_share * (self.sparring is not None) + self.settings.past_share:
+        elif self.pool and draw < sparring + self.settings.past_share:
             self.opponent[g] = self.rng.integers(len(self.pool))
         else:
             self.opponent[g] = -1
