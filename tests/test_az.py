@@ -434,3 +434,36 @@ def test_shipped_model_by_variant_id():
     if missing:
         with pytest.raises(AgentSpecError, match="no AZ model is shipped"):
             make_agent(f"az:{missing[0]}")
+
+
+def test_a_time_budget_gives_each_searching_game_its_seconds(monkeypatch):
+    """Under ``az:...:Ts`` a game whose root is proven (or has one legal move) runs no simulation
+    and takes no time, as under the MCTS agent's time budget: the cost per simulation is measured
+    over the simulations actually run, so a game that searches gets T seconds, not more."""
+    from agents.az import agent as az_agent
+    from agents.az.search import SearchResult
+
+    class FakeSearch:
+        engine = None
+        calls: list = []
+
+        def run(self, state, sims, noise):
+            FakeSearch.calls.append(sims)
+            b = len(state)
+            done = np.zeros(b, dtype=np.int64)
+            done[: b // 2] = sims                      # half the games search, half are proven
+            clock[0] += 0.001 * int(done.sum())        # 1 ms per simulation run
+            return SearchResult(np.zeros(b, dtype=np.int64), None, None, None, None, done)
+
+    clock = [0.0]
+    monkeypatch.setattr(az_agent.time, "perf_counter", lambda: clock[0])
+    agent = make_agent("az:legacy_ard_ri:0.05s", seed=0)
+    engine = engine_for(make_rules("legacy_ard_ri"))
+    search = FakeSearch()
+    search.engine = engine
+    agent._searches[id(engine)] = search
+    state = engine.initial_state(8)
+    for _ in range(3):
+        agent.choose(engine, state)
+    assert FakeSearch.calls[0] == az_agent.PROBE_SIMULATIONS
+    assert FakeSearch.calls[-1] == 50                   # 0.05 s / 1 ms: each searching game gets 0.05 s

@@ -156,7 +156,7 @@ class AZAgent(Agent):
         self.model = _Model(model, record, device)
         self.simulations = int(simulations)
         self.seconds = None if seconds is None else float(seconds)
-        self._per_sim: float | None = None       # seconds per simulation and game, measured
+        self._per_sim: float | None = None       # seconds per simulation run, measured
         self._searches: dict[int, BatchedSearch] = {}
         where = self.model.path if self.model.path is not None else "<network>"
         self.name = f"az:{where}:{f'{self.seconds:g}s' if self.seconds else self.simulations}"
@@ -183,8 +183,11 @@ class AZAgent(Agent):
         t0 = time.perf_counter()
         res = search.run(state, sims, noise=self.settings.gumbel_scale > 0)
         spent = time.perf_counter() - t0
-        if self.seconds is not None and res.simulations.max() > 0:
-            per = spent / (len(state) * max(1, int(res.simulations.max())))
+        if self.seconds is not None and res.simulations.sum() > 0:
+            # per simulation actually run: games with a proven root or one legal move run none
+            # and take (nearly) no time, as under the MCTS agent's time budget, so that a game
+            # that searches gets its ``seconds`` and not more
+            per = spent / int(res.simulations.sum())
             self._per_sim = per if self._per_sim is None else 0.5 * (self._per_sim + per)
         self.last_simulations = res.simulations
         return res.action
