@@ -7,7 +7,9 @@ docs/rating.md)."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import re
 from pathlib import Path
 
@@ -17,14 +19,21 @@ from agents.evaluation.anchors import load_anchors
 from tafl_env import VARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
-ELO = re.compile(r"(?<![\d.])(?<!was )(-?\d{3,4}) \[(-?\d{3,4}), (-?\d{3,4})\]")
+ELO = re.compile(r"(?<![\d.])(?<!was )(?<!was\n)(-?\d{3,4}) \[(-?\d{3,4}), (-?\d{3,4})\]")
 """A rating and its interval; one written after "was " is a figure a card says has moved."""
 CLAIMS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
           *sorted((ROOT / "results" / "training").glob("*/README.md"))]
 
 
+def _roundings(*values: float) -> set[tuple[int, ...]]:
+    """Each value rounded half to even (Python's ``round``, the Markdown's) or half up (the JSON
+    keeps one decimal, so ``tafl rate``'s print of the unrounded 1968.52 says 1969)."""
+    return set(itertools.product(*({round(v), math.floor(v + 0.5)} for v in values)))
+
+
 def _figures() -> set[tuple[int, int, int]]:
-    """(Elo, low, high), rounded as the Markdown prints them, of every anchor and rated line."""
+    """(Elo, low, high), rounded as the Markdown or ``tafl rate`` prints them, of every anchor
+    and rated line."""
     out = set()
     for variant in VARIANTS:
         try:
@@ -32,13 +41,13 @@ def _figures() -> set[tuple[int, int, int]]:
         except FileNotFoundError:       # not built yet: nothing may be quoted from it
             continue
         for a in anchors["anchors"]:
-            out.add((round(a["rating"]), round(a["low"]), round(a["high"])))
+            out |= _roundings(a["rating"], a["low"], a["high"])
     board = json.loads((ROOT / "results" / "leaderboard.json").read_text(encoding="utf-8"))
     for lines in board["variants"].values():
         for line in lines.values():
             for part in (line, line.get("attacker") or {}, line.get("defender") or {}):
                 if "elo" in part:
-                    out.add((round(part["elo"]), round(part["low"]), round(part["high"])))
+                    out |= _roundings(part["elo"], part["low"], part["high"])
     return out
 
 
