@@ -44,6 +44,8 @@ import numpy as np
 
 from tafl_env.engine._jit import helper, kernel
 
+from .kernels import every_edge_lost
+
 LOW_LOGIT = -1e9     # the logit of a move of prior 0 (mctx clips the scores there)
 EPSILON = 1e-8       # the smallest range rescaled Q-values are divided by
 
@@ -51,14 +53,6 @@ EPSILON = 1e-8       # the smallest range rescaled Q-values are divided by
 @helper
 def _logit(p):
     return math.log(p) if p > 0.0 else LOW_LOGIT
-
-
-@helper
-def _all_lost(e_lost, base, cnt):
-    for i in range(cnt):
-        if e_lost[base + i] == 0:
-            return False
-    return True
 
 
 @helper
@@ -70,7 +64,7 @@ def sigma_completed_q(node, nodes, edges, c_visit, c_scale, rescale, out):
     e_prior, e_n, e_w, e_lost = edges.prior, edges.visits, edges.value_sum, edges.lost
     base = n_first[node]
     cnt = n_count[node]
-    every = _all_lost(e_lost, base, cnt)
+    every = every_edge_lost(e_lost, base, cnt)
     total_n = 0.0
     sum_p = 0.0
     weighted = 0.0
@@ -120,7 +114,7 @@ def improved_policy(node, nodes, edges, c_visit, c_scale, rescale, sig, out):
     e_prior, e_lost = edges.prior, edges.lost
     base = n_first[node]
     cnt = n_count[node]
-    every = _all_lost(e_lost, base, cnt)
+    every = every_edge_lost(e_lost, base, cnt)
     sigma_completed_q(node, nodes, edges, c_visit, c_scale, rescale, sig)
     mx = -math.inf
     for i in range(cnt):
@@ -149,7 +143,7 @@ def pick_interior(node, nodes, edges, c_visit, c_scale, rescale, sig, probs):
     e_n, e_lost = edges.visits, edges.lost
     base = n_first[node]
     cnt = n_count[node]
-    every = _all_lost(e_lost, base, cnt)
+    every = every_edge_lost(e_lost, base, cnt)
     improved_policy(node, nodes, edges, c_visit, c_scale, rescale, sig, probs)
     total = 0.0
     for i in range(cnt):
@@ -177,7 +171,7 @@ def pick_root(node, nodes, edges, gumbel, considered_visit, c_visit, c_scale, re
     e_prior, e_n, e_lost = edges.prior, edges.visits, edges.lost
     base = n_first[node]
     cnt = n_count[node]
-    every = _all_lost(e_lost, base, cnt)
+    every = every_edge_lost(e_lost, base, cnt)
     sigma_completed_q(node, nodes, edges, c_visit, c_scale, rescale, sig)
     mx = -math.inf
     for i in range(cnt):
@@ -209,7 +203,7 @@ def final_choice(node, nodes, edges, gumbel, c_visit, c_scale, rescale, sig):
     e_n, e_lost = edges.visits, edges.lost
     base = nodes.first[node]
     cnt = nodes.count[node]
-    every = _all_lost(e_lost, base, cnt)
+    every = every_edge_lost(e_lost, base, cnt)
     top = -1
     for i in range(cnt):
         e = base + i

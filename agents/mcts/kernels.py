@@ -302,17 +302,23 @@ def _known(nodes, x, side):
     return v if n_side[x] == side else -v
 
 
+@leaf
+def every_edge_lost(e_lost, base, cnt):
+    """Whether every edge ``base .. base + cnt - 1`` of a node is proven lost (then the lost edges
+    take part in the choices again: the node's side must still play one)."""
+    for i in range(cnt):
+        if e_lost[base + i] == 0:
+            return False
+    return True
+
+
 @helper
 def _pick_edge(node, nodes, edges, c_puct):
     n_first, n_count, n_visits, n_value = nodes.first, nodes.count, nodes.visits, nodes.value
     e_prior, e_n, e_w, e_lost = edges.prior, edges.visits, edges.value_sum, edges.lost
     base = n_first[node]
     cnt = n_count[node]
-    all_lost = True
-    for i in range(cnt):
-        if e_lost[base + i] == 0:
-            all_lost = False
-            break
+    all_lost = every_edge_lost(e_lost, base, cnt)
     sq = math.sqrt(n_visits[node] + 1.0)
     best = -np.inf
     choice = base
@@ -336,11 +342,7 @@ def _pick_uct(node, nodes, edges, c_uct, rng):
     e_n, e_w, e_lost = edges.visits, edges.value_sum, edges.lost
     base = n_first[node]
     cnt = n_count[node]
-    all_lost = True
-    for i in range(cnt):
-        if e_lost[base + i] == 0:
-            all_lost = False
-            break
+    all_lost = every_edge_lost(e_lost, base, cnt)
     fresh = 0
     choice = base
     for i in range(cnt):
@@ -456,13 +458,7 @@ def prove_up(nodes, edges, path_nodes, path_edges, depth):
             n_proven[x] = 1
         else:
             e_lost[e] = 1
-            base = n_first[x]
-            all_lost = True
-            for j in range(n_count[x]):
-                if e_lost[base + j] == 0:
-                    all_lost = False
-                    break
-            if not all_lost:
+            if not every_edge_lost(e_lost, n_first[x], n_count[x]):
                 break
             n_proven[x] = -1
 
@@ -561,10 +557,7 @@ def best_action(hdr, nodes, edges):
             if e_prior[base + i] > e_prior[best]:
                 best = base + i
         return e_action[best]
-    all_lost = True
-    for i in range(cnt):
-        if e_lost[base + i] == 0:
-            all_lost = False
+    all_lost = every_edge_lost(e_lost, base, cnt)
     best = -1
     for i in range(cnt):
         e = base + i

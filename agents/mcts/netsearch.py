@@ -59,6 +59,7 @@ from .kernels import (
     _known,
     _new_node,
     _pick_edge,
+    every_edge_lost,
     prove_up,
 )
 
@@ -275,10 +276,7 @@ def root_outputs(hdr, nodes, edges, rules, qp, gum, acts, visits, target, choice
             choice[g] = e_action[best]
             value[g] = 1.0
             continue
-        every = True
-        for i in range(cnt):
-            if e_lost[base + i] == 0:
-                every = False
+        every = every_edge_lost(e_lost, base, cnt)
         if rules[0] == RULE_GUMBEL:
             improved_policy(root, nd, ed, c_visit, c_scale, rescale, sig, probs)
             for i in range(cnt):
