@@ -258,6 +258,26 @@ def test_the_anchor_build_resumes_and_matches_a_fresh_build(tmp_path):
     assert not (tmp_path / "c.json").exists()
 
 
+def test_a_ladder_grows_at_its_top_and_keeps_its_games(tmp_path):
+    tiny = {"random": "random", "greedy": "greedy", "m1": "mcts:1"}
+    grown = {**tiny, "m2": "mcts:2"}
+    build_anchors(VARIANT, anchors=tiny, max_rounds=1, root=tmp_path / "a", out=tmp_path / "a.json", progress=False)
+    path = games_path(VARIANT, tmp_path / "a")
+    kept = path.read_text().splitlines()[1:]
+    two = build_anchors(VARIANT, anchors=grown, max_rounds=1, root=tmp_path / "a", out=tmp_path / "a.json",
+                        progress=False)
+    assert path.read_text().splitlines()[1:1 + len(kept)] == kept
+    assert json.loads(path.read_text().splitlines()[0])["settings"]["anchors"] == grown
+    fresh = build_anchors(VARIANT, anchors=grown, max_rounds=1, root=tmp_path / "b", out=tmp_path / "b.json",
+                          progress=False)
+    untimed = lambda res: [{k: v for k, v in a.items() if k != "ms_per_move"} for a in res["anchors"]]
+    assert untimed(two) == untimed(fresh) and two["games"] == 6 * 16
+    # a new anchor anywhere but the top would move the schedule of recorded pairs: refused
+    with pytest.raises(ValueError, match="other settings"):
+        build_anchors(VARIANT, anchors={"m0": "mcts:3", **grown}, max_rounds=1, root=tmp_path / "a",
+                      out=tmp_path / "c.json", progress=False)
+
+
 def test_the_schedule_plays_neighbours_most():
     names = list(ANCHORS[VARIANT])
     counts = Counter(p for r in range(8) for p in schedule(names, r))

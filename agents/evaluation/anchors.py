@@ -23,7 +23,9 @@ Every chunk's seed comes from the build's seed, the two anchors, the side and th
 
 The build is **resumable**: each finished chunk is appended to ``results/anchors/<variant>/games.jsonl``
 (a first line records the settings; a run with other settings refuses to continue it), and a later
-run plays on from the first chunk not in the file. It stops after the round at which every anchor's
+run plays on from the first chunk not in the file. A ladder can **grow at its top**: a run whose
+anchors are the recorded ones followed by new ones (say ``mcts:20000``) keeps every recorded game
+and plays the new anchors' games of every round. It stops after the round at which every anchor's
 95% interval is at most ``±target_ci`` Elo (the random agent's excepted: :data:`UNBOUNDED`), or at
 ``--max-minutes`` (between chunks), fits the
 ratings (:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile
@@ -154,7 +156,8 @@ def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
     if not lines:
         return {}
     head = json.loads(lines[0])
-    if head.get("settings") != settings:
+    recorded = head.get("settings") or {}
+    if recorded != settings and not _grows_the_ladder(recorded, settings):
         raise ValueError(f"{path} was played with other settings ({head.get('settings')}); move it away "
                          "to start afresh")
     done: dict[str, dict] = {}
@@ -168,9 +171,22 @@ def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
             good = n
             break
         done[row["key"]] = row
-    if good < len(lines):
-        path.write_text("".join(lines[:good]), encoding="utf-8")
+    if good < len(lines) or recorded != settings:
+        lines[0] = json.dumps({"settings": settings}) + "\n"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(lines[:good]), encoding="utf-8")
+        os.replace(tmp, path)
     return done
+
+
+def _grows_the_ladder(recorded: dict[str, Any], settings: dict[str, Any]) -> bool:
+    """Whether ``settings`` only adds anchors at the top of the recorded ladder: every finished
+    chunk stays valid (a pair's schedule depends only on the two anchors' distance in the ladder,
+    and its seed on their names), and the build plays the new anchors' chunks of every round."""
+    old, new = list(recorded.get("anchors", {}).items()), list(settings["anchors"].items())
+    same_rest = {k: v for k, v in recorded.items() if k != "anchors"} == \
+        {k: v for k, v in settings.items() if k != "anchors"}
+    return same_rest and len(new) > len(old) and new[:len(old)] == old
 
 
 UNBOUNDED = ("random",)
