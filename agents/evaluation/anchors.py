@@ -148,7 +148,8 @@ def _settings(variant: str, anchors: dict[str, str], seed: int) -> dict[str, Any
 
 
 def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
-    """Finished chunks by key from ``path`` (checked against ``settings``); a torn last line (a
+    """Finished chunks by key from ``path`` (checked against ``settings``, or grown from them at
+    the ladder's top: then the file's first line records the new settings); a torn last line (a
     run killed while writing) is dropped from the file."""
     if not path.is_file():
         return {}
