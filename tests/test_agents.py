@@ -287,6 +287,33 @@ def test_greedy_threat_check_matches_full_search(variant):
     assert checked > 100 and (positives > 0 or variant == "legacy_berserk")
 
 
+@pytest.mark.parametrize("greedy_side,seed", [(0, 3), (1, 2)])
+def test_berserk_threat_check_matches_full_search_under_pressure(greedy_side, seed):
+    """Berserk's filters (the king holds; only capturing replies played, their chains searched)
+    against a full expansion in positions where wins are near: greedy presses one side, random
+    plays the other, and every child of every 5th position is checked."""
+    eng = engine("legacy_berserk")
+    greedy = GreedyAgent(seed=seed)
+    rng = np.random.default_rng(seed)
+    st = eng.initial_state(8)
+    checked = positives = 0
+    for ply in range(160):
+        if st.done.all():
+            break
+        a = np.where(st.to_move == greedy_side, greedy.act(eng, st), eng.random_actions(st, rng))
+        eng.step(st, a)
+        if ply % 5 == 4:
+            ch, _, _ = expand(eng, st.take(np.flatnonzero(~st.done & (st.chain < 0))))
+            ch = ch.take(np.flatnonzero(~ch.done & (ch.chain < 0)))
+            if len(ch):
+                fast = greedy.opponent_can_win(eng, ch)
+                full = _brute_unsafe(eng, ch)
+                assert (fast == full).all(), [eng.position(ch, i) for i in np.flatnonzero(fast != full)[:3]]
+                checked += len(ch)
+                positives += int(full.sum())
+    assert checked > 2000 and positives > 20, (checked, positives)
+
+
 def test_greedy_beats_random():
     eng = engine("legacy_ard_ri")
     b = 40

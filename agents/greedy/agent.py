@@ -41,9 +41,10 @@ position after the pass).
 are singled out by sound filters (:mod:`agents.greedy.kernels` lists them: the king's moves onto
 escape squares, moves landing next to the king judged with the engine's own king-capture rule,
 the pieces left with free squares for "no legal move", the repetition table looked up with the key
-a quiet reply would make, the articulation filter for encirclement, and in Berserk every reply
-that may capture); those replies are played through the engine's step, which judges them with
-every rule, and berserk chains they open are searched to their end.
+a quiet reply would make, the articulation filter for encirclement, and in Berserk the replies
+that capture, judged on the board by the engine's ``move_captures``, once the king's
+neighbourhood shows he might fall); those replies are played through the engine's step, which
+judges them with every rule, and berserk chains they open are searched to their end.
 
 Version history: 0.3, the compiled agent: the repetition check is now exact. The Python agent
 checked every reply only when the child's position had occurred twice, and so missed a third
@@ -55,6 +56,10 @@ uniform, but the check (b) runs best child first and stops once no child left ca
 choice; ties are broken by a random key per child. Greedy Tablut went from about 11k to 24k moves
 a second in one game (benchmarks/RESULTS.md). The same seed now plays other (equally good) games
 than 0.3 did.
+
+0.5, Berserk's filters: the check (b) skips the attackers' replies while the king cannot fall and
+keeps a move, and plays only the replies that capture; the same choices, the same games, and
+``mcts:N`` in Berserk about 7 times faster (benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -92,7 +97,7 @@ class SearchWork:
         self.cacts = np.zeros((depth, 4 * (n - 1) + 2), dtype=np.int64)
         self.ccnt = np.zeros(depth, dtype=np.int64)
         self.cidx = np.zeros(depth, dtype=np.int64)
-        self.rw = np.zeros((6, n), dtype=np.int64)
+        self.rw = np.zeros((_k.RW_ROWS, n), dtype=np.int64)
         self.stamp = np.zeros(s + 1, dtype=np.int64)
         self.gen = np.zeros(1, dtype=np.int64)
         self.ties = np.zeros(na)

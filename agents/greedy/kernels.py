@@ -23,7 +23,12 @@ Filters, per child (the opponent ``o`` to move, the mover ``m``):
 * encirclement: the articulation filter of the Python agent (non-simple squares ``Ns``, the flood
   ``R`` that avoids them, two defenders in ``R`` more than 2 apart: no single move encircles),
   then a flood per candidate target, then the step;
-* Berserk: every reply that may capture is played and its chains searched.
+* Berserk: no attackers' turn can win while fewer than three of the king's neighbours are
+  attackers or special squares, none is a commander or a corner, and he has two free step squares
+  (``_king_holds``). Otherwise the replies landing where a capture is possible (next to a piece
+  of ``m`` with an anvil beyond, or next to the king) are judged on the board (the engine's
+  ``move_captures``), and only the capturing ones are played and their chains searched: a reply
+  that captures nothing opens no chain, and it fills one square (``F >= 1`` keeps ``m`` a move).
 """
 
 from __future__ import annotations
@@ -31,15 +36,16 @@ from __future__ import annotations
 import numpy as np
 
 from tafl_env.engine._jit import helper, inlined, kernel, leaf
-from tafl_env.engine.captures import king_captured
+from tafl_env.engine.captures import king_captured, move_captures
 from tafl_env.engine.layout import state_views, table_views
 from tafl_env.engine.movegen import bits_through_highest, find_slot, lowest_bit, popcount
 from tafl_env.engine.state import RUNNING
 from tafl_env.engine.step import next_random
-from tafl_env.engine.tables import (F_THRONE, OPPOSITE, P_BERSERK, P_ENCIRCLEMENT, P_FULL_ROW,
+from tafl_env.engine.tables import (F_CORNER, F_THRONE, IS_ATTACKER, OPPOSITE, P_BERSERK,
+                                    P_ENCIRCLEMENT, P_FULL_ROW, P_TABLUT_KING,
                                     P_K, P_N, P_PASS, P_REPETITION, P_S, P_SIDE_KEY,
                                     P_THRONE_HOSTILE, SIDE_OF)
-from tafl_env.notation import EMPTY, KING
+from tafl_env.notation import COMMANDER, EMPTY, KING, KNIGHT
 
 from tafl_env.engine.rows import (I_BOARD, I_CHAIN, I_KEY, I_KING, I_MOVES, I_OCC, I_PIECES, I_REASON,
                    I_REPEATS, I_SEENC, I_TO_MOVE, I_WINNER, copy_full, copy_light, copy_seen,
@@ -48,7 +54,9 @@ from .scoring import LOSS, NO_KING_E, UNSAFE, W_CAPTURE, WIN
 
 RING_DR = np.array([1, 1, 0, -1, -1, -1, 0, 1])
 RING_DF = np.array([0, 1, 1, 1, 0, -1, -1, -1])
-RW_A, RW_D, RW_NS, RW_R, RW_OPEN, RW_DEF2 = range(6)   # rows of the encirclement work array
+RW_A, RW_D, RW_NS, RW_R, RW_OPEN, RW_DEF2, RW_CAPTURE, RW_ROWS = range(8)
+# rows of the work array ``rw`` (one int64 of file bits per rank): the encirclement filter's, and
+# RW_CAPTURE: the squares where a landing piece might capture (Berserk's threat check)
 
 
 @leaf
@@ -342,6 +350,61 @@ def _king_capture_replies(S, tb, c, r, info, scratch, cacts, ccnt, cidx, synced)
     return False
 
 
+@leaf
+def _capture_squares(S, tb, c, o, ks, rw):
+    """rw[RW_CAPTURE] := the empty squares where a piece of ``o`` might capture on landing in row
+    ``c``: next to a piece of the other side with, beyond it, a piece of ``o`` or a special
+    square (hostile, or a throne the mover may be leaving), and, for the attackers, next to the
+    king. A superset: each reply landing there is then judged exactly (``move_captures``)."""
+    s = tb.params[P_S]
+    n = tb.params[P_N]
+    board, pieces = S[I_BOARD], S[I_PIECES]
+    for r in range(n):
+        rw[RW_CAPTURE, r] = 0
+    for i in range(pieces.shape[2]):
+        q = pieces[c, 1 - o, i]
+        if q == s:
+            continue
+        for d in range(4):
+            t = tb.nbr[q, OPPOSITE[d]]
+            if t == s or board[c, t] != EMPTY:
+                continue
+            anvil = tb.nbr[q, d]
+            if anvil != s and (SIDE_OF[board[c, anvil]] == o or tb.flags[anvil] != 0):
+                rw[RW_CAPTURE, t // n] |= np.int64(1) << (t % n)
+    if o == 0 and ks != s:
+        for d in range(4):
+            t = tb.nbr[ks, d]
+            if t != s and board[c, t] == EMPTY:
+                rw[RW_CAPTURE, t // n] |= np.int64(1) << (t % n)
+
+
+@leaf
+def _king_holds(S, tb, c, ks):
+    """Berserk, attackers to move in row ``c``: can no turn of theirs, berserk chain included,
+    capture the king or leave the defenders without a move? The king falls four-sided or to the
+    commander sandwich (no Tablut rule) only where at least three of his neighbours are attackers
+    or special squares now (the chain moves one piece; a capture empties a square, which is then
+    hostile only if special), or one is a commander or a corner; he is never taken custodially, so
+    with two free step squares he keeps a move whatever the turn captures."""
+    if tb.params[P_TABLUT_KING] != 0:
+        return False
+    board = S[I_BOARD]
+    code = board[c, ks]
+    closing = 0
+    free = 0
+    for d in range(4):
+        q = tb.nbr[ks, d]
+        p = board[c, q]
+        if IS_ATTACKER[p] or tb.flags[q] != 0:
+            closing += 1
+        if p == COMMANDER or (tb.flags[q] & F_CORNER) != 0:
+            return False
+        if p == EMPTY and (tb.allowed[1, code, ks, d] & 1) != 0:
+            free += 1
+    return closing < 3 and free >= 2
+
+
 @helper
 def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw):
     """Row ``c`` (running, no chain pending): can the side to move win at once? Rows r, r+1 ...
@@ -381,6 +444,15 @@ def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw)
         if o == 0 and ks != s:
             return _king_capture_replies(S, tb, c, r, info, scratch, cacts, ccnt, cidx, False)
         return False
+    fast_berserk = berserk and enc == 0   # (Berserk has no encirclement; a custom rule set may)
+    captures_win = True
+    if fast_berserk:
+        if o == 0 and ks != s and _king_holds(S, tb, c, ks):
+            if not rep:
+                return False
+            captures_win = False
+        else:
+            _capture_squares(S, tb, c, o, ks, rw)
     synced = False
     side_key = np.uint64(tb.params[P_SIDE_KEY])
     zob = tb.zobrist
@@ -396,6 +468,25 @@ def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw)
                 k = lowest_bit(x)
                 x &= x - 1
                 to = tb.dest[origin, d, k]
+                if fast_berserk:
+                    # only a reply that captures (the king included) can open a chain or win by
+                    # capture: the candidates are judged on the board, and only captures played
+                    need = free == 0
+                    if not need and captures_win and (
+                            ((rw[RW_CAPTURE, to // n] >> (to % n)) & 1) != 0
+                            or (piece == KNIGHT and k == 1 and board[c, tb.nbr[origin, d]] != EMPTY)):
+                        need = move_captures(board, tb, c, piece, o, origin, d, k + 1, ks, scratch)
+                    if not need and rep:
+                        key2 = key ^ zob[piece, origin] ^ zob[piece, to] ^ side_key
+                        need = seen_count(S, c, key2) >= 2
+                    if need:
+                        if not synced:
+                            copy_seen(S, c, r)
+                            synced = True
+                        if reply_wins(S, tb, c, r, (origin * 4 + d) * kk + k, o, info, scratch,
+                                      cacts, ccnt, cidx):
+                            return True
+                    continue
                 adj_me = False
                 adj_def = False
                 adj_king = False

@@ -132,11 +132,13 @@ def encircled(occupancy, tb, g, reach, grown):
 
 
 @helper
-def _continuation_captures(board, tb, g, piece, side, origin, d, k, king, scratch):
-    """Whether moving ``piece`` from ``origin`` k squares in direction d would capture (or bring
-    the king into a corner, RULES §5.5: a corner, not any escape square, so that under edge
-    escape a king's continuation to the edge still needs a capture): the move is played on the
-    board, judged, and taken back."""
+def move_captures(board, tb, g, piece, side, origin, d, k, king, scratch):
+    """Whether moving ``piece`` from ``origin`` k squares in direction d would capture (a
+    custodial capture, the knight's jump or the king's capture; or bring the king into a corner,
+    RULES §5.5: a corner, not any escape square, so that under edge escape a king's continuation
+    to the edge still needs a capture): the move is played on the board, judged, and taken back.
+    The chain rule asks it of continuations; greedy's threat check asks it of whole replies in
+    Berserk, where only a capturing reply can open a chain. ``scratch``: 4 int64 entries."""
     land = tb.dest[origin, d, k - 1]
     if k == 2 and piece == KNIGHT and board[g, tb.nbr[origin, d]] != EMPTY:
         return True   # the knight's jump always takes the jumped soldier
@@ -165,8 +167,7 @@ def chain_moves(board, lines, tb, g, side, square, king, out, scratch):
         keep = 0
         k = 1
         while x:
-            if x & 1 and _continuation_captures(board, tb, g, piece, side, square, d, k, king,
-                                                scratch):
+            if x & 1 and move_captures(board, tb, g, piece, side, square, d, k, king, scratch):
                 keep |= 1 << (k - 1)
             x >>= 1
             k += 1
