@@ -260,30 +260,36 @@ def _brute_unsafe(eng, st):
     return unsafe
 
 
-@pytest.mark.parametrize("variant", ["legacy_ard_ri", "historical_tablut", "legacy_berserk"])
-def test_greedy_threat_check_matches_full_search(variant):
-    """The filtered check of the opponent's immediate wins agrees with a full expansion (repetition
-    off: the one documented approximation)."""
-    eng = engine(variant, repetition="ignore")
-    greedy = GreedyAgent(seed=0)
-    rng = np.random.default_rng(4)
-    st = eng.initial_state(12)
+def _check_threats_along_games(eng, greedy, rng, games, plies, every, greedy_plays, limit=None):
+    """Play ``games`` games (greedy where ``greedy_plays(ply, to_move)``, else random) and compare
+    greedy's check of the opponent's immediate wins with a full expansion on every chain-free
+    child of every ``every``-th position; returns (children checked, positives)."""
+    st = eng.initial_state(games)
     checked = positives = 0
-    for ply in range(80):
+    for ply in range(plies):
         if st.done.all():
             break
-        a = greedy.act(eng, st) if ply % 2 else eng.random_actions(st, rng)
+        a = np.where(greedy_plays(ply, st.to_move), greedy.act(eng, st), eng.random_actions(st, rng))
         eng.step(st, a)
-        if ply % 8 == 7:
-            live = np.flatnonzero(~st.done)
-            ch, _, _ = expand(eng, st.take(live))
-            ch = ch.take(np.flatnonzero(~ch.done & (ch.chain < 0))[:400])
+        if ply % every == every - 1:
+            ch, _, _ = expand(eng, st.take(np.flatnonzero(~st.done)))
+            ch = ch.take(np.flatnonzero(~ch.done & (ch.chain < 0))[:limit])
             if len(ch):
                 fast = greedy.opponent_can_win(eng, ch)
                 full = _brute_unsafe(eng, ch)
                 assert (fast == full).all(), [eng.position(ch, i) for i in np.flatnonzero(fast != full)[:3]]
                 checked += len(ch)
                 positives += int(full.sum())
+    return checked, positives
+
+
+@pytest.mark.parametrize("variant", ["legacy_ard_ri", "historical_tablut", "legacy_berserk"])
+def test_greedy_threat_check_matches_full_search(variant):
+    """The filtered check of the opponent's immediate wins agrees with a full expansion (repetition
+    off: the one documented approximation)."""
+    checked, positives = _check_threats_along_games(
+        engine(variant, repetition="ignore"), GreedyAgent(seed=0), np.random.default_rng(4), 12, 80, 8,
+        lambda ply, to_move: np.full(len(to_move), ply % 2 == 1), limit=400)
     assert checked > 100 and (positives > 0 or variant == "legacy_berserk")
 
 
@@ -292,25 +298,9 @@ def test_berserk_threat_check_matches_full_search_under_pressure(greedy_side, se
     """Berserk's filters (the king holds; only capturing replies played, their chains searched)
     against a full expansion in positions where wins are near: greedy presses one side, random
     plays the other, and every child of every 5th position is checked."""
-    eng = engine("legacy_berserk")
-    greedy = GreedyAgent(seed=seed)
-    rng = np.random.default_rng(seed)
-    st = eng.initial_state(8)
-    checked = positives = 0
-    for ply in range(160):
-        if st.done.all():
-            break
-        a = np.where(st.to_move == greedy_side, greedy.act(eng, st), eng.random_actions(st, rng))
-        eng.step(st, a)
-        if ply % 5 == 4:
-            ch, _, _ = expand(eng, st.take(np.flatnonzero(~st.done & (st.chain < 0))))
-            ch = ch.take(np.flatnonzero(~ch.done & (ch.chain < 0)))
-            if len(ch):
-                fast = greedy.opponent_can_win(eng, ch)
-                full = _brute_unsafe(eng, ch)
-                assert (fast == full).all(), [eng.position(ch, i) for i in np.flatnonzero(fast != full)[:3]]
-                checked += len(ch)
-                positives += int(full.sum())
+    checked, positives = _check_threats_along_games(
+        engine("legacy_berserk"), GreedyAgent(seed=seed), np.random.default_rng(seed), 8, 160, 5,
+        lambda ply, to_move: to_move == greedy_side)
     assert checked > 2000 and positives > 20, (checked, positives)
 
 

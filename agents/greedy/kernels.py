@@ -476,48 +476,39 @@ def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw)
                             ((rw[RW_CAPTURE, to // n] >> (to % n)) & 1) != 0
                             or (piece == KNIGHT and k == 1 and board[c, tb.nbr[origin, d]] != EMPTY)):
                         need = move_captures(board, tb, c, piece, o, origin, d, k + 1, ks, scratch)
-                    if not need and rep:
-                        key2 = key ^ zob[piece, origin] ^ zob[piece, to] ^ side_key
-                        need = seen_count(S, c, key2) >= 2
-                    if need:
-                        if not synced:
-                            copy_seen(S, c, r)
-                            synced = True
-                        if reply_wins(S, tb, c, r, (origin * 4 + d) * kk + k, o, info, scratch,
-                                      cacts, ccnt, cidx):
-                            return True
-                    continue
-                adj_me = False
-                adj_def = False
-                adj_king = False
-                for j in range(4):
-                    q = tb.nbr[to, j]
-                    side_q = SIDE_OF[board[c, q]]
-                    if side_q == me:
-                        adj_me = True
-                    if side_q == 1:
-                        adj_def = True
-                    if q == ks:
-                        adj_king = True
-                may_cap = adj_me or (tb.jumper[piece] != 0 and k == 1)
-                need = enc == 2 or free == 0
-                if not need and berserk and may_cap:
-                    need = True
-                if not need and o == 0 and adj_king:
-                    if berserk:
+                else:
+                    adj_me = False
+                    adj_def = False
+                    adj_king = False
+                    for j in range(4):
+                        q = tb.nbr[to, j]
+                        side_q = SIDE_OF[board[c, q]]
+                        if side_q == me:
+                            adj_me = True
+                        if side_q == 1:
+                            adj_def = True
+                        if q == ks:
+                            adj_king = True
+                    may_cap = adj_me or (tb.jumper[piece] != 0 and k == 1)
+                    need = enc == 2 or free == 0
+                    if not need and berserk and may_cap:
                         need = True
-                    else:
-                        v = _king_precheck(S, tb, c, origin, to, piece, ks)
-                        if v == 1:
-                            return True
-                        need = v == 2
-                if not need and may_cap and free <= 5:
-                    need = True
+                    if not need and o == 0 and adj_king:
+                        if berserk:
+                            need = True
+                        else:
+                            v = _king_precheck(S, tb, c, origin, to, piece, ks)
+                            if v == 1:
+                                return True
+                            need = v == 2
+                    if not need and may_cap and free <= 5:
+                        need = True
+                    if not need and enc == 1 and (((rw[RW_NS, to // n] >> (to % n)) & 1) != 0
+                                                  or adj_def):
+                        need = may_encircle(tb, rw, to)
                 if not need and rep:
                     key2 = key ^ zob[piece, origin] ^ zob[piece, to] ^ side_key
                     need = seen_count(S, c, key2) >= 2
-                if not need and enc == 1 and (((rw[RW_NS, to // n] >> (to % n)) & 1) != 0 or adj_def):
-                    need = may_encircle(tb, rw, to)
                 if need:
                     if not synced:
                         copy_seen(S, c, r)
