@@ -278,6 +278,21 @@ def test_a_ladder_grows_at_its_top_and_keeps_its_games(tmp_path):
                       out=tmp_path / "c.json", progress=False)
 
 
+def test_a_grown_ladder_is_continued_without_naming_its_new_anchors(tmp_path, monkeypatch):
+    tiny = {"random": "random", "greedy": "greedy", "m1": "mcts:1"}
+    monkeypatch.setitem(ANCHORS, VARIANT, tiny)
+    from agents.evaluation.anchors import main
+    main(["build", VARIANT, "--max-rounds", "1", "--root", str(tmp_path), "--out", str(tmp_path / "a.json"),
+          "--add", "m2=mcts:2"])
+    path = games_path(VARIANT, tmp_path)
+    assert json.loads(path.read_text().splitlines()[0])["settings"]["anchors"] == {**tiny, "m2": "mcts:2"}
+    before = len(path.read_text().splitlines())
+    res = build_anchors(VARIANT, max_rounds=2, root=tmp_path, out=tmp_path / "b.json", progress=False)
+    assert [a["name"] for a in res["anchors"]].count("m2") == 1 and len(path.read_text().splitlines()) > before
+    with pytest.raises(SystemExit):
+        main(["build", VARIANT, "--root", str(tmp_path), "--add", "m2=mcts:3"])   # the name is taken
+
+
 def test_the_schedule_plays_neighbours_most():
     names = list(ANCHORS[VARIANT])
     counts = Counter(p for r in range(8) for p in schedule(names, r))

@@ -25,11 +25,11 @@ The build is **resumable**: each finished chunk is appended to ``results/anchors
 (a first line records the settings; a run with other settings refuses to continue it), and a later
 run plays on from the first chunk not in the file. A ladder can **grow at its top**: a run whose
 anchors are the recorded ones followed by new ones (say ``mcts:20000``) keeps every recorded game
-and plays the new anchors' games of every round. It stops after the round at which every anchor's
-95% interval is at most ``±target_ci`` Elo (the random agent's excepted: :data:`UNBOUNDED`), or at
-``--max-minutes`` (between chunks), fits the
-ratings (:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile
-intervals) with **greedy pinned at 1000** (:data:`PIN`), and only then writes the anchor file
+and plays the new anchors' games of every round (``--add NAME=SPEC``; later builds continue the
+grown ladder, and :data:`ANCHORS` takes the new anchor when its file ships). It stops after the
+round at which every anchor's 95% interval is at most ``±target_ci`` Elo (the random agent's
+excepted: :data:`UNBOUNDED`), or at ``--max-minutes`` (between chunks), fits the ratings
+(:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile intervals) with **greedy pinned at 1000** (:data:`PIN`), and only then writes the anchor file
 ``agents/evaluation/data/anchors/<variant>.json`` at once (a temporary file renamed). The file
 records the command, seed, games, rounds, time, machine and whether the interval target was met.
 """
@@ -147,6 +147,15 @@ def _settings(variant: str, anchors: dict[str, str], seed: int) -> dict[str, Any
             "block": BLOCK, "openings_sha256": _suite_digest(variant)}
 
 
+def _recorded_settings(path: Path) -> dict[str, Any] | None:
+    """The settings on the first line of a build's record, if there is one."""
+    if not path.is_file():
+        return None
+    with path.open(encoding="utf-8") as f:
+        first = f.readline()
+    return json.loads(first).get("settings") if first.strip() else None
+
+
 def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
     """Finished chunks by key from ``path`` (checked against ``settings``, or grown from them at
     the ladder's top: then the file's first line records the new settings); a torn last line (a
@@ -234,12 +243,21 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                   out: str | os.PathLike | None = None, anchors: dict[str, str] | None = None,
                   progress: bool = True, command: str | None = None) -> dict[str, Any]:
     """Play (or continue) the anchors' round robin of ``variant`` and write its anchor file
-    (module docstring). Returns the file's content."""
-    anchors = dict(anchors or ANCHORS[variant])
+    (module docstring). Returns the file's content.
+
+    ``anchors``: the ladder (name → spec); ``None``: :data:`ANCHORS`, or the record's ladder where
+    an earlier build grew it at its top (so that such a build is continued without naming the new
+    anchors again)."""
+    path = games_path(variant, root)
+    if anchors is None:
+        anchors = dict(ANCHORS[variant])
+        recorded = _recorded_settings(path)
+        if recorded is not None and _grows_the_ladder(_settings(variant, anchors, seed), recorded):
+            anchors = dict(recorded["anchors"])
+    anchors = dict(anchors)
     rules = make_rules(variant)
     suite = load_openings(variant)
     settings = _settings(variant, anchors, seed)
-    path = games_path(variant, root)
     done = _read_games(path, settings)
     if not path.is_file() or path.stat().st_size == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -326,11 +344,25 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--max-rounds", type=int, help="stop after this many rounds")
     b.add_argument("--root", default="results/anchors", help="where games.jsonl is kept (default results/anchors)")
     b.add_argument("--out", help="write the anchor file here instead of the shipped one")
+    b.add_argument("--add", action="append", default=[], metavar="NAME=SPEC",
+                   help="grow the ladder at its top with this anchor (repeatable; the recorded games are "
+                        "kept, and later builds continue the grown ladder)")
     args = p.parse_args(argv)
+    anchors = None
+    if args.add:
+        recorded = _recorded_settings(games_path(args.variant, args.root))
+        anchors = dict(recorded["anchors"] if recorded else ANCHORS[args.variant])
+        for item in args.add:
+            name, eq, spec = item.partition("=")
+            if not eq or not name or not spec:
+                p.error(f"--add {item!r}: expected NAME=SPEC, e.g. mcts20000=mcts:20000")
+            if name in anchors:
+                p.error(f"--add {item!r}: the ladder already has an anchor named {name!r}")
+            anchors[name] = spec
     command = "python -m agents.evaluation.anchors " + " ".join(argv if argv is not None else sys.argv[1:])
     res = build_anchors(args.variant, seed=args.seed, jobs=args.jobs, max_minutes=args.max_minutes,
                         target_ci=args.target_ci, max_rounds=args.max_rounds, root=args.root, out=args.out,
-                        command=command)
+                        anchors=anchors, command=command)
     print(f"{args.variant}: {res['games']} games, {res['rounds']} rounds, widest interval +-{res['widest_half_interval']} "
           f"(target {'met' if res['target_met'] else 'not met'}; stopped: {res['stopped']})")
     for a in sorted(res["anchors"], key=lambda a: a["rating"]):
