@@ -29,7 +29,8 @@ and plays the new anchors' games of every round (``--add NAME=SPEC``; later buil
 grown ladder, and :data:`ANCHORS` takes the new anchor when its file ships). It stops after the
 round at which every anchor's 95% interval is at most ``±target_ci`` Elo (the random agent's
 excepted: :data:`UNBOUNDED`), or at ``--max-minutes`` (between chunks), fits the ratings
-(:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile intervals) with **greedy pinned at 1000** (:data:`PIN`), and only then writes the anchor file
+(:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile intervals)
+with **greedy pinned at 1000** (:data:`PIN`), and only then writes the anchor file
 ``agents/evaluation/data/anchors/<variant>.json`` at once (a temporary file renamed). The file
 records the command, seed, games, rounds, time, machine and whether the interval target was met.
 """
