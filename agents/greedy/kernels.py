@@ -45,7 +45,7 @@ from tafl_env.engine.tables import (F_CORNER, F_THRONE, IS_ATTACKER, OPPOSITE, P
                                     P_ENCIRCLEMENT, P_FULL_ROW, P_TABLUT_KING,
                                     P_K, P_N, P_PASS, P_REPETITION, P_S, P_SIDE_KEY,
                                     P_THRONE_HOSTILE, SIDE_OF)
-from tafl_env.notation import COMMANDER, EMPTY, KING, KNIGHT
+from tafl_env.notation import COMMANDER, EMPTY, KING
 
 from tafl_env.engine.rows import (I_BOARD, I_CHAIN, I_KEY, I_KING, I_MOVES, I_OCC, I_PIECES, I_REASON,
                    I_REPEATS, I_SEENC, I_TO_MOVE, I_WINNER, copy_full, copy_light, copy_seen,
@@ -474,7 +474,7 @@ def opp_can_win(S, tb, at, c, r, root_rep, info, scratch, cacts, ccnt, cidx, rw)
                     need = free == 0
                     if not need and captures_win and (
                             ((rw[RW_CAPTURE, to // n] >> (to % n)) & 1) != 0
-                            or (piece == KNIGHT and k == 1 and board[c, tb.nbr[origin, d]] != EMPTY)):
+                            or (tb.jumper[piece] != 0 and k == 1)):
                         need = move_captures(board, tb, c, piece, o, origin, d, k + 1, ks, scratch)
                 else:
                     adj_me = False
