@@ -315,6 +315,18 @@ def test_resume_continues_counters_and_window(tmp_path):
         train_az(_tiny("legacy_ard_ri"), resume=tmp_path, progress=False)
 
 
+def test_every_az_config_validates_and_writes_to_its_own_folder():
+    """Beside one config per variant, a run's variant (a larger network, say) has its own file."""
+    from agents.az.config import validate_az_config
+
+    paths = sorted((ROOT / "configs" / "az").glob("*.yaml"))
+    configs = {p.name: validate_az_config(read_yaml_config(p), str(p)) for p in paths}
+    assert {c["variant"] for c in configs.values()} == set(VARIANTS)
+    assert all(name.startswith(c["variant"]) for name, c in configs.items())
+    outs = [c["output_dir"] for c in configs.values()]
+    assert len(set(outs)) == len(outs)
+
+
 def test_bad_config_names_the_field():
     from agents.az.config import validate_az_config
 
