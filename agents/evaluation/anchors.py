@@ -63,9 +63,14 @@ PIN = ("greedy", 1000.0)
 BLOCK = 8
 """Openings per block: a chunk plays one block, one agent attacking."""
 
+_TOP_RUNGS: dict[str, dict[str, str]] = {"legacy_ard_ri": {"mcts20000": "mcts:20000"}}
+"""Rungs above ``mcts:5000`` where that budget is quicker than half a second a move (a ladder
+grown at its top with ``--add``; a variant's rung joins here when its anchor file ships)."""
+
 ANCHORS: dict[str, dict[str, str]] = {
     variant: {"random": "random", "policy": f"policy:{variant}", "greedy": "greedy", "mcts10": "mcts:10",
-              "mcts30": "mcts:30", "mcts100": "mcts:100", "mcts1000": "mcts:1000", "mcts5000": "mcts:5000"}
+              "mcts30": "mcts:30", "mcts100": "mcts:100", "mcts1000": "mcts:1000", "mcts5000": "mcts:5000",
+              **_TOP_RUNGS.get(variant, {})}
     for variant in VARIANTS
 }
 """Anchor name → agent spec per variant, in the ladder's expected order of strength (the order
@@ -74,7 +79,9 @@ greedy now). ``mcts:10`` and ``mcts:30`` bridge greedy and ``mcts:100``, which w
 against greedy in Legacy Ard Ri (a gap the games cannot measure) and 0.91 against ``mcts:10``;
 ``mcts:5000`` takes about 0.5 s a move in the opening on the 2-core machine of
 benchmarks/RESULTS.md (less later in a game, as more of the tree is kept or proven; the anchor
-file records each anchor's mean time per move)."""
+file records each anchor's mean time per move). In Legacy Ard Ri, whose 7×7 searches are quick,
+``mcts:5000`` takes under 0.2 s a move, so its ladder goes on to ``mcts:20000`` (about 0.55 s a
+move over whole games: :data:`_TOP_RUNGS`)."""
 
 
 def anchors_path(variant: str) -> Path:
