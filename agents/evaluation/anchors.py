@@ -80,7 +80,7 @@ against greedy in Legacy Ard Ri (a gap the games cannot measure) and 0.91 agains
 ``mcts:5000`` takes about 0.5 s a move in the opening on the 2-core machine of
 benchmarks/RESULTS.md (less later in a game, as more of the tree is kept or proven; the anchor
 file records each anchor's mean time per move). In Legacy Ard Ri, whose 7×7 searches are quick,
-``mcts:5000`` takes under 0.2 s a move, so its ladder goes on to ``mcts:20000`` (about 0.55 s a
+``mcts:5000`` takes under 0.2 s a move, so its ladder goes on to ``mcts:20000`` (about 0.59 s a
 move over whole games: :data:`_TOP_RUNGS`)."""
 
 
