@@ -16,7 +16,8 @@ import pytest
 
 from agents import make_agent
 from agents.evaluation.adapters import AgentError, CallableAgent, GuardedAgent, agent_source
-from agents.evaluation.anchors import ANCHORS, build_anchors, games_path, load_anchors, schedule
+from agents.evaluation.anchors import ANCHORS, build_anchors, games_path, load_anchors, round_chunks, schedule
+from agents.evaluation.matches import ChunkRunner
 from agents.evaluation.openings import load_openings, openings_path
 from agents.evaluation.play import opening_states, play_games
 from agents.evaluation.rate import RATED, choose_anchors, rate, sprt_llr
@@ -256,6 +257,33 @@ def test_the_anchor_build_resumes_and_matches_a_fresh_build(tmp_path):
         build_anchors(VARIANT, anchors=tiny, seed=1, max_rounds=1, root=tmp_path / "a", out=tmp_path / "c.json",
                       progress=False)
     assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_stopped_runner_finishes_the_running_chunks_and_starts_no_more(jobs):
+    tiny = {"random": "random", "greedy": "greedy", "m4": "mcts:4"}
+    chunks = round_chunks(VARIANT, tiny, load_openings(VARIANT), 0, 0)
+    with ChunkRunner(make_rules(VARIANT), jobs) as runner:
+        everything = runner.run(chunks)
+        seen = []
+        some = runner.run(chunks, on_done=seen.append, stop=lambda: len(seen) >= 1)
+    # one worker: the first chunk only; two: the two started before the first one finished
+    assert [r.chunk.key for r in some] == [c.key for c in chunks[:jobs]] == sorted({r.chunk.key for r in seen},
+                                                                                  key=[c.key for c in chunks].index)
+    assert [r.games for r in some] == [r.games for r in everything[:jobs]]
+
+
+def test_a_build_past_its_deadline_starts_nothing_and_a_later_one_plays_on(tmp_path):
+    tiny = {"random": "random", "greedy": "greedy", "m4": "mcts:4"}
+    late = build_anchors(VARIANT, anchors=tiny, jobs=2, max_minutes=0, root=tmp_path / "a", out=tmp_path / "a.json",
+                         progress=False)
+    assert late["stopped"] == "time" and late["games"] == 0
+    on = build_anchors(VARIANT, anchors=tiny, jobs=2, max_rounds=1, root=tmp_path / "a", out=tmp_path / "a.json",
+                       progress=False)
+    fresh = build_anchors(VARIANT, anchors=tiny, max_rounds=1, root=tmp_path / "b", out=tmp_path / "b.json",
+                          progress=False)
+    untimed = lambda res: [{k: v for k, v in a.items() if k != "ms_per_move"} for a in res["anchors"]]
+    assert on["games"] == 48 and untimed(on) == untimed(fresh)
 
 
 def test_a_ladder_grows_at_its_top_and_keeps_its_games(tmp_path):

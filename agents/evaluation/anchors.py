@@ -28,7 +28,8 @@ anchors are the recorded ones followed by new ones (say ``mcts:20000``) keeps ev
 and plays the new anchors' games of every round (``--add NAME=SPEC``; later builds continue the
 grown ladder, and :data:`ANCHORS` takes the new anchor when its file ships). It stops after the
 round at which every anchor's 95% interval is at most ``±target_ci`` Elo (the random agent's
-excepted: :data:`UNBOUNDED`), or at ``--max-minutes`` (between chunks), fits the ratings
+excepted: :data:`UNBOUNDED`), or at ``--max-minutes`` (no chunk starts after it; the running
+ones finish and are kept), fits the ratings
 (:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile intervals)
 with **greedy pinned at 1000** (:data:`PIN`), and only then writes the anchor file
 ``agents/evaluation/data/anchors/<variant>.json`` at once (a temporary file renamed). The file
@@ -41,6 +42,7 @@ import argparse
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import platform
 import sys
@@ -212,11 +214,22 @@ UNBOUNDED = ("random",)
 other anchor, so the games bound its rating from one side only and the prior sets the rest."""
 
 
+def _expected_seconds(chunk: Chunk, anchors: dict[str, str], done: dict[str, dict]) -> float:
+    """What ``chunk`` is expected to take: the mean of its pairing's recorded chunks (either side
+    attacking), else a guess from the two agents' search budgets."""
+    pair = {chunk.attacker, chunk.defender}
+    seen = [d["seconds"] for d in done.values() if {d["attacker"], d["defender"]} == pair]
+    if seen:
+        return sum(seen) / len(seen)
+    budget = lambda spec: float(spec.split(":")[1]) if spec.startswith("mcts:") else 1.0
+    return 1e-3 * (budget(anchors[chunk.attacker]) + budget(anchors[chunk.defender]))
+
+
 def _widest(fit: dict[str, Any]) -> float:
     """The largest half-width (either side) of the 95% intervals of the anchors that the target
     covers (all but the pin and :data:`UNBOUNDED`)."""
-    return max(max(a["rating"] - a["low"], a["high"] - a["rating"]) for a in fit["anchors"]
-               if a["name"] != PIN[0] and a["name"] not in UNBOUNDED)
+    return max(math.inf if a["low"] is None else max(a["rating"] - a["low"], a["high"] - a["rating"])
+               for a in fit["anchors"] if a["name"] != PIN[0] and a["name"] not in UNBOUNDED)
 
 
 def fit_anchors(variant: str, anchors: dict[str, str], chunks: list[dict]) -> dict[str, Any]:
@@ -233,17 +246,18 @@ def fit_anchors(variant: str, anchors: dict[str, str], chunks: list[dict]) -> di
             spent = thinking.setdefault(name, [0.0, 0])
             spent[0] += secs
             spent[1] += moves
+    shift = lambda x: None if x is None else round(x + value, 1)   # None: no games, no interval
     rows = []
     for r in fit["ratings"]:
         secs, moves = thinking.get(r["name"], [0.0, 0])
-        rows.append({"name": r["name"], "spec": anchors[r["name"]], "rating": round(r["rating"] + value, 1),
-                     "low": round(r["low"] + value, 1), "high": round(r["high"] + value, 1),
+        rows.append({"name": r["name"], "spec": anchors[r["name"]], "rating": shift(r["rating"]),
+                     "low": shift(r["low"]), "high": shift(r["high"]),
                      "games": r["games"], "score": round(r["score"], 4) if r["score"] is not None else None,
                      "ms_per_move": round(1000 * secs / moves, 2) if moves else None})
     h = fit["side_advantage"]
     return {"anchors": rows, "games": len(games),
             "draws": sum(g["result"] == "draw" for g in games),
-            "side_advantage": {"elo": round(h["elo"], 1), "low": round(h["low"], 1), "high": round(h["high"], 1)}}
+            "side_advantage": {k: None if h[k] is None else round(h[k], 1) for k in ("elo", "low", "high")}}
 
 
 def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes: float | None = None,
@@ -294,16 +308,13 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
             chunks = round_chunks(variant, anchors, suite, seed, round_)
             todo = [c for c in chunks if c.key not in done]
             if todo:
-                if deadline is not None and time.monotonic() >= deadline:
+                past_deadline = lambda: deadline is not None and time.monotonic() >= deadline
+                # the longest chunks first, so that the round's short ones fill the other workers
+                # while they run (the order changes no result: every chunk has its own seed)
+                runner.run(sorted(todo, key=lambda c: -_expected_seconds(c, anchors, done)), on_done=record,
+                           stop=past_deadline)
+                if any(c.key not in done for c in todo):
                     stopped = "time"
-                    break
-                # one chunk at a time per worker, so that a deadline is checked between chunks
-                for start in range(0, len(todo), max(1, jobs)):
-                    if deadline is not None and time.monotonic() >= deadline:
-                        stopped = "time"
-                        break
-                    runner.run(todo[start:start + max(1, jobs)], on_done=record)
-                if stopped == "time":
                     break
             round_ += 1
             fit = fit_anchors(variant, anchors, [done[c.key] for r in range(round_)
@@ -324,7 +335,8 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
         "rounds": round_, "seed": seed, "max_turns": rules.max_turns, "block": BLOCK,
         "openings": {"file": f"data/openings/{variant}.json", "count": len(suite),
                      "sha256": settings["openings_sha256"]},
-        "target_ci": target_ci, "widest_half_interval": round(widest, 1), "target_met": widest <= target_ci,
+        "target_ci": target_ci, "target_met": widest <= target_ci,
+        "widest_half_interval": round(widest, 1) if math.isfinite(widest) else None,   # None: no games yet
         "stopped": stopped, "schedule": "neighbours every round, two apart every 2nd, others every 8th",
         "model": "Bradley-Terry (logistic Elo) with a side term; 95% profile-likelihood intervals; draws 1/2",
         "command": command or f"python -m agents.evaluation.anchors build {variant} --seed {seed}",

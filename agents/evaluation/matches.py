@@ -140,12 +140,19 @@ class ChunkRunner:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def run(self, chunks: Sequence[Chunk], on_done: Callable[[ChunkResult], Any] | None = None) -> list[ChunkResult]:
+    def run(self, chunks: Sequence[Chunk], on_done: Callable[[ChunkResult], Any] | None = None,
+            stop: Callable[[], bool] | None = None) -> list[ChunkResult]:
         """The results of ``chunks`` in their order, whatever order they finish in; ``on_done`` is
         called as each finishes. The first error stops the run (pending chunks are cancelled) and
-        is raised here."""
+        is raised here.
+
+        ``stop`` (say, a deadline) is asked before each chunk starts: once it answers true, the
+        chunks not yet started are skipped, those running finish, and the result holds the played
+        chunks only. Workers take the next chunk as soon as they finish one, so a long chunk does
+        not hold up the others."""
         chunks = list(chunks)
         done: dict[int, ChunkResult] = {}
+        halted = stop if stop is not None else (lambda: False)
 
         def finish(k: int, res: ChunkResult) -> None:
             done[k] = res
@@ -158,7 +165,8 @@ class ChunkRunner:
             task = _ray.remote(num_cpus=1)(_play_pickled)
             if self._rules_ref is None:
                 self._rules_ref = _ray.put(self.rules)
-            refs = {task.remote(self._rules_ref, pickle.dumps(c)): k for k, c in enumerate(chunks)}
+            # every chunk goes to the cluster at once (its scheduler spreads them); ``stop`` is asked once
+            refs = {} if halted() else {task.remote(self._rules_ref, pickle.dumps(c)): k for k, c in enumerate(chunks)}
             pending = list(refs)
             try:
                 while pending:
@@ -170,26 +178,42 @@ class ChunkRunner:
                     _ray.cancel(ref, force=True)
                 raise
         elif self.jobs > 1:
-            from concurrent.futures import FIRST_EXCEPTION, wait
+            from concurrent.futures import FIRST_COMPLETED, wait
 
             if self._pool is None:
                 import multiprocessing as mp
                 from concurrent.futures import ProcessPoolExecutor
 
                 self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=mp.get_context("spawn"))
-            futures = {self._pool.submit(_play_pickled, self.rules, pickle.dumps(c)): k for k, c in enumerate(chunks)}
-            pending = set(futures)
+            futures: dict[Any, int] = {}
+            queue = iter(enumerate(chunks))
+            pending: set = set()
+
+            def submit() -> None:
+                # at most one chunk queued per worker, so that ``stop`` is asked as each one starts
+                while len(pending) < self.jobs and not halted():
+                    nxt = next(queue, None)
+                    if nxt is None:
+                        return
+                    fut = self._pool.submit(_play_pickled, self.rules, pickle.dumps(nxt[1]))
+                    futures[fut] = nxt[0]
+                    pending.add(fut)
+
             try:
+                submit()
                 while pending:
-                    finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in finished:
                         finish(futures[fut], fut.result())
+                    submit()
             except BaseException:
                 for fut in pending:
                     fut.cancel()
                 raise
         else:
             for k, c in enumerate(chunks):
+                if halted():
+                    break
                 # a fresh copy of an agent object per chunk, as a worker gets (one that cannot be
                 # pickled plays itself, reset from the chunk's seed)
                 try:
@@ -197,7 +221,7 @@ class ChunkRunner:
                 except Exception:
                     blob = None
                 finish(k, play_chunk(self.rules, c) if blob is None else _play_pickled(self.rules, blob))
-        return [done[k] for k in range(len(chunks))]
+        return [done[k] for k in range(len(chunks)) if k in done]
 
 
 def run_chunks(rules, chunks: Sequence[Chunk], *, jobs: int = 1, ray: bool = False,
