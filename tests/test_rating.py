@@ -358,6 +358,18 @@ def test_tafl_rate_bad_input_is_one_line(tmp_path, capsys, argv, message):
     assert message in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_ladder_climbs_from_random_through_greedy_to_at_least_three_search_budgets(variant):
+    specs = list(ANCHORS[variant].values())
+    assert specs[:3] == ["random", f"policy:{variant}", "greedy"]
+    budgets = [int(spec.split(":")[1]) for spec in specs[3:]]
+    assert all(spec.startswith("mcts:") for spec in specs[3:]) and len(budgets) >= 3
+    assert budgets == sorted(set(budgets)) and list(ANCHORS[variant]) == ["random", "policy", "greedy"] + [
+        f"mcts{n}" for n in budgets]
+    for spec in specs:
+        make_agent(spec)                   # every anchor is a spec the suite builds
+
+
 def test_the_shipped_anchor_files_are_well_formed():
     for variant in VARIANTS:
         try:

@@ -16,7 +16,7 @@ It plays in **rounds**. Round ``r`` plays opening block ``r mod B`` (blocks of
 opening twice, once with each agent attacking, for every pair of anchors that the round
 schedules: pairs of neighbours in the ladder's order every round, pairs two apart every second
 round, the others every eighth (:func:`schedule`): neighbours' games carry the most information,
-and far pairs (random against ``mcts:5000``) are one-sided, so they are played only to check the
+and far pairs (random against the top search) are one-sided, so they are played only to check the
 order.
 Every chunk's seed comes from the build's seed, the two anchors, the side and the round
 (:func:`agents.evaluation.matches.chunk_seed`), so the games do not depend on ``--jobs``.
@@ -56,7 +56,7 @@ from .matches import Chunk, ChunkResult, ChunkRunner, chunk_seed
 from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
 from .ratings import elo_ratings
 
-__all__ = ["ANCHORS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors", "schedule",
+__all__ = ["ANCHORS", "SEARCH_BUDGETS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors", "schedule",
            "round_chunks", "build_anchors", "fit_anchors"]
 
 PIN = ("greedy", 1000.0)
@@ -65,25 +65,35 @@ PIN = ("greedy", 1000.0)
 BLOCK = 8
 """Openings per block: a chunk plays one block, one agent attacking."""
 
-_TOP_RUNGS: dict[str, dict[str, str]] = {"legacy_ard_ri": {"mcts20000": "mcts:20000"}}
-"""Rungs above ``mcts:5000`` where that budget is quicker than half a second a move (a ladder
-grown at its top with ``--add``; a variant's rung joins here when its anchor file ships)."""
+SEARCH_BUDGETS: dict[str, tuple[int, ...]] = {
+    "legacy_alea_evangelii": (10, 30, 100, 300, 1000),
+    "legacy_tawlbwrdd": (10, 30, 100, 1000, 5000),
+    "historical_tablut": (10, 30, 100, 1000, 5000),
+    "legacy_ard_ri": (10, 30, 100, 1000, 5000, 20000),
+    "legacy_berserk": (10, 30, 100, 300, 1000),
+}
+"""The MCTS rungs of each variant's ladder, simulations a move (budgets, not seconds, so that an
+anchor is the same player on any machine). ``mcts:10`` and ``mcts:30`` bridge greedy and
+``mcts:100``, which won every game against greedy in Legacy Ard Ri (a gap the games cannot
+measure) and 0.91 against ``mcts:10``. The top is the first budget at or above about half a second
+a move over whole games on the 2-core machine of benchmarks/RESULTS.md (the anchor file records
+each anchor's mean time per move): ``mcts:5000`` in Tablut and Tawlbwrdd (0.4 s a move in
+Tawlbwrdd's opening, 0.8 s in Tablut's); in Legacy Ard Ri, whose 7×7 searches are quick
+(``mcts:5000`` 0.17 s a move), ``mcts:20000`` (0.59 s); in Berserk and Alea Evangelii, whose games
+between searches run to the 300- and 500-turn caps and whose moves cost 5-20 times Tablut's,
+``mcts:1000`` (0.44 and 1.5 s a move over whole games, measured on a loaded machine), with
+``mcts:300`` between it and ``mcts:100``. A recorded ladder grows at its top with ``--add`` (the
+new rung joins here when its file ships); any other change needs a fresh record."""
 
 ANCHORS: dict[str, dict[str, str]] = {
-    variant: {"random": "random", "policy": f"policy:{variant}", "greedy": "greedy", "mcts10": "mcts:10",
-              "mcts30": "mcts:30", "mcts100": "mcts:100", "mcts1000": "mcts:1000", "mcts5000": "mcts:5000",
-              **_TOP_RUNGS.get(variant, {})}
+    variant: {"random": "random", "policy": f"policy:{variant}", "greedy": "greedy",
+              **{f"mcts{n}": f"mcts:{n}" for n in SEARCH_BUDGETS[variant]}}
     for variant in VARIANTS
 }
 """Anchor name → agent spec per variant, in the ladder's expected order of strength (the order
 that decides which pairs are neighbours; the shipped policies score about ½ or less against
-greedy now). ``mcts:10`` and ``mcts:30`` bridge greedy and ``mcts:100``, which won every game
-against greedy in Legacy Ard Ri (a gap the games cannot measure) and 0.91 against ``mcts:10``;
-``mcts:5000`` takes about 0.5 s a move in the opening on the 2-core machine of
-benchmarks/RESULTS.md (less later in a game, as more of the tree is kept or proven; the anchor
-file records each anchor's mean time per move). In Legacy Ard Ri, whose 7×7 searches are quick,
-``mcts:5000`` takes under 0.2 s a move, so its ladder goes on to ``mcts:20000`` (about 0.59 s a
-move over whole games: :data:`_TOP_RUNGS`)."""
+greedy now): random, the shipped policy, greedy (:data:`PIN`), then the MCTS rungs of
+:data:`SEARCH_BUDGETS`."""
 
 
 def anchors_path(variant: str) -> Path:
