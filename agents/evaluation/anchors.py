@@ -26,7 +26,7 @@ The build is **resumable**: each finished chunk is appended to ``results/anchors
 run plays on from the first chunk not in the file. A ladder can **grow at its top**: a run whose
 anchors are the recorded ones followed by new ones (say ``mcts:20000``) keeps every recorded game
 and plays the new anchors' games of every round (``--add NAME=SPEC``; later builds continue the
-grown ladder, and :data:`ANCHORS` takes the new anchor when its file ships). It stops after the
+grown ladder, and :data:`SEARCH_BUDGETS` takes the new anchor when its file ships). It stops after the
 round at which every anchor's 95% interval is at most ``±target_ci`` Elo (the random agent's
 excepted: :data:`UNBOUNDED`), or at ``--max-minutes`` (no chunk starts after it; the running
 ones finish and are kept), fits the ratings
@@ -77,8 +77,8 @@ anchor is the same player on any machine). ``mcts:10`` and ``mcts:30`` bridge gr
 ``mcts:100``, which won every game against greedy in Legacy Ard Ri (a gap the games cannot
 measure) and 0.91 against ``mcts:10``. The top is the first budget at or above about half a second
 a move over whole games on the 2-core machine of benchmarks/RESULTS.md (the anchor file records
-each anchor's mean time per move): ``mcts:5000`` in Tablut and Tawlbwrdd (0.4 s a move in
-Tawlbwrdd's opening, 0.8 s in Tablut's); in Legacy Ard Ri, whose 7×7 searches are quick
+each anchor's mean time per move): ``mcts:5000`` in Tablut and Tawlbwrdd (0.8 s a move in
+Tablut's opening, 0.67 s over whole Tawlbwrdd games); in Legacy Ard Ri, whose 7×7 searches are quick
 (``mcts:5000`` 0.17 s a move), ``mcts:20000`` (0.59 s); in Berserk and Alea Evangelii, whose games
 between searches run to the 300- and 500-turn caps and whose moves cost 5-20 times Tablut's,
 ``mcts:1000`` (0.44 and 1.5 s a move over whole games, measured on a loaded machine), with
