@@ -224,15 +224,16 @@ UNBOUNDED = ("random",)
 other anchor, so the games bound its rating from one side only and the prior sets the rest."""
 
 
-def _expected_seconds(chunk: Chunk, anchors: dict[str, str], done: dict[str, dict]) -> float:
-    """What ``chunk`` is expected to take: the mean of its pairing's recorded chunks (either side
-    attacking), else a guess from the two agents' search budgets."""
+def _expected_cost(chunk: Chunk, anchors: dict[str, str], done: dict[str, dict]) -> tuple[int, float]:
+    """A sort key for ``chunk``'s expected time, largest first: pairings not yet recorded first
+    (round 0, or a rung just added), higher in the ladder (so stronger, slower) before lower;
+    then the mean seconds of the pairing's recorded chunks (either side attacking)."""
     pair = {chunk.attacker, chunk.defender}
     seen = [d["seconds"] for d in done.values() if {d["attacker"], d["defender"]} == pair]
     if seen:
-        return sum(seen) / len(seen)
-    budget = lambda spec: float(spec.split(":")[1]) if spec.startswith("mcts:") else 1.0
-    return 1e-3 * (budget(anchors[chunk.attacker]) + budget(anchors[chunk.defender]))
+        return 0, sum(seen) / len(seen)
+    ladder = list(anchors)
+    return 1, ladder.index(chunk.attacker) + ladder.index(chunk.defender)
 
 
 def _widest(fit: dict[str, Any]) -> float:
@@ -296,6 +297,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
         path.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
     t0 = time.monotonic()
     deadline = None if max_minutes is None else t0 + 60 * max_minutes
+    past_deadline = lambda: deadline is not None and time.monotonic() >= deadline
     played_now = 0
     stopped = "target"
     round_ = 0
@@ -318,11 +320,10 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
             chunks = round_chunks(variant, anchors, suite, seed, round_)
             todo = [c for c in chunks if c.key not in done]
             if todo:
-                past_deadline = lambda: deadline is not None and time.monotonic() >= deadline
                 # the longest chunks first, so that the round's short ones fill the other workers
                 # while they run (the order changes no result: every chunk has its own seed)
-                runner.run(sorted(todo, key=lambda c: -_expected_seconds(c, anchors, done)), on_done=record,
-                           stop=past_deadline)
+                runner.run(sorted(todo, key=lambda c: _expected_cost(c, anchors, done), reverse=True),
+                           on_done=record, stop=past_deadline)
                 if any(c.key not in done for c in todo):
                     stopped = "time"
                     break
