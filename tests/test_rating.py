@@ -16,8 +16,7 @@ import pytest
 
 from agents import make_agent
 from agents.evaluation.adapters import AgentError, CallableAgent, GuardedAgent, agent_source
-from agents.evaluation.anchors import (ANCHORS, build_anchors, designed_pairs, games_path, load_anchors, round_chunks,
-                                      schedule)
+from agents.evaluation.anchors import ANCHORS, build_anchors, games_path, load_anchors, round_chunks, schedule
 from agents.evaluation.matches import ChunkRunner
 from agents.evaluation.openings import load_openings, openings_path
 from agents.evaluation.play import opening_states, play_games
@@ -320,77 +319,6 @@ def test_a_grown_ladder_is_continued_without_naming_its_new_anchors(tmp_path, mo
     assert [a["name"] for a in res["anchors"]].count("m2") == 1 and len(path.read_text().splitlines()) > before
     with pytest.raises(SystemExit):
         main(["build", VARIANT, "--root", str(tmp_path), "--add", "m2=mcts:3"])   # the name is taken
-
-
-def _chunk(att, dfd, results, moves=(40, 40)):
-    """A finished chunk as the build records it (only what the design reads)."""
-    return {"attacker": att, "defender": dfd, "timing": {"attacker": [0.0, moves[0]], "defender": [0.0, moves[1]]},
-            "games": [{"attacker": att, "defender": dfd, "result": r} for r in results]}
-
-
-def _mixed(a, b, copies=1):
-    """Both sides of a pair, ``copies`` blocks of 8 games each, attackers winning 3 of 8."""
-    results = ["attacker"] * 3 + ["defender"] * 4 + ["draw"]
-    return [_chunk(x, y, results) for _ in range(copies) for x, y in ((a, b), (b, a))]
-
-
-def test_a_designed_round_buys_the_most_information_for_its_cost():
-    names = ["random", "greedy", "m1", "m2"]
-    # every pair once, but random, greedy and m1 among themselves forty times: m2 is known least
-    chunks = [c for i, a in enumerate(names) for b in names[i + 1:]
-              for c in _mixed(a, b, 1 if "m2" in (a, b) else 40)]
-    cheap = {"random": "random", "greedy": "greedy", "m1": "mcts:1", "m2": "mcts:2"}
-    pairs = designed_pairs(cheap, chunks)
-    assert pairs == designed_pairs(cheap, chunks)                      # deterministic
-    assert len(pairs) == len(set(pairs)) == 3 and all(names.index(a) < names.index(b) for a, b in pairs)
-    assert all("m2" in p for p in pairs)                               # the least known anchor's games
-    # the same games, but a move of m2 costs a million simulations: fewer of its pairs are worth it
-    dear = {**cheap, "m2": "mcts:1000000"}
-    assert sum("m2" in p for p in designed_pairs(dear, chunks)) < 3
-
-
-def test_designed_rounds_follow_the_fixed_ones_reproducibly(tmp_path):
-    tiny = {"random": "random", "greedy": "greedy", "m1": "mcts:1", "m4": "mcts:4"}
-    one = build_anchors(VARIANT, anchors=tiny, max_rounds=3, fixed_rounds=1, root=tmp_path / "a",
-                        out=tmp_path / "a.json", progress=False)
-    path = games_path(VARIANT, tmp_path / "a")
-    lines = [json.loads(x) for x in path.read_text().splitlines()]
-    assert lines[0]["settings"]["design"] == {"fixed_rounds": 1} and "designed" in one["schedule"]
-    rows = lines[1:]
-    for r in (1, 2):       # each designed round plays the pairs the games before it chose
-        before = [c for c in rows if int(c["key"][1:c["key"].index(":")]) < r]
-        played = {tuple(sorted((c["attacker"], c["defender"]), key=list(tiny).index))
-                  for c in rows if c["key"].startswith(f"r{r}:")}
-        assert played == set(designed_pairs(tiny, before)) and len(played) == 3
-    two = build_anchors(VARIANT, anchors=tiny, max_rounds=3, fixed_rounds=1, jobs=2, root=tmp_path / "b",
-                        out=tmp_path / "b.json", progress=False)
-    untimed = lambda res: [{k: v for k, v in a.items() if k != "ms_per_move"} for a in res["anchors"]]
-    assert untimed(one) == untimed(two) and one["games"] == two["games"] == 96 + 2 * 48
-    # a designed record cannot grow (its designed pairs depend on the ladder)
-    with pytest.raises(ValueError, match="cannot grow"):
-        build_anchors(VARIANT, anchors={**tiny, "m9": "mcts:9"}, max_rounds=3, root=tmp_path / "a",
-                      out=tmp_path / "c.json", progress=False)
-    assert not (tmp_path / "c.json").exists()
-
-
-def test_a_fixed_record_takes_designed_rounds_only_after_its_recorded_ones(tmp_path):
-    tiny = {"random": "random", "greedy": "greedy", "m4": "mcts:4"}
-    build_anchors(VARIANT, anchors=tiny, max_rounds=2, fixed_rounds=None, root=tmp_path, out=tmp_path / "a.json",
-                  progress=False)
-    path = games_path(VARIANT, tmp_path)
-    assert "design" not in json.loads(path.read_text().splitlines()[0])["settings"]
-    before = path.read_text()
-    with pytest.raises(ValueError, match="round 1 of the fixed schedule.*--fixed-rounds 2"):
-        build_anchors(VARIANT, anchors=tiny, max_rounds=3, fixed_rounds=1, root=tmp_path, out=tmp_path / "b.json",
-                      progress=False)
-    assert path.read_text() == before                              # nothing half-applied
-    res = build_anchors(VARIANT, anchors=tiny, max_rounds=3, fixed_rounds=2, root=tmp_path, out=tmp_path / "b.json",
-                        progress=False)
-    assert json.loads(path.read_text().splitlines()[0])["settings"]["design"] == {"fixed_rounds": 2}
-    assert res["rounds"] == 3 and path.read_text().startswith(before.splitlines()[0][:20])
-    # continuing without the option keeps the record's design
-    again = build_anchors(VARIANT, anchors=tiny, max_rounds=3, root=tmp_path, out=tmp_path / "c.json", progress=False)
-    assert again["games"] == res["games"]
 
 
 def test_the_schedule_plays_neighbours_most():

@@ -14,17 +14,10 @@ opening suite (:mod:`.openings`) at the rules' default move cap::
 It plays in **rounds**. Round ``r`` plays opening block ``r mod B`` (blocks of
 :data:`BLOCK` openings; ``B`` blocks in the suite, then the suite again with new seeds), each
 opening twice, once with each agent attacking, for every pair of anchors that the round
-schedules. The first rounds follow a fixed schedule (:func:`schedule`): pairs of neighbours in
-the ladder's order every round, pairs two apart every second round, the others every eighth
-(round 0 plays every pair). After :data:`DESIGN_FIXED_ROUNDS` rounds (``--fixed-rounds``) the
-rounds are **designed** (:func:`designed_pairs`): each plays the pairs whose games, by the
-rating model's Fisher information at the ratings fitted so far, shrink the widest intervals most
-for the simulations they cost. Where a side wins nearly every game between near equals (Berserk's
-defenders) the fixed schedule spends its time on games that say little; replayed on Berserk's
-record, the designed rounds reached its interval target in about a fifth of the fixed schedule's
-time. A design depends only on the games before it, so the games still depend only on the seed.
-(Tablut's, Ard Ri's and Tawlbwrdd's records follow the fixed schedule throughout: a record without
-a design continues that way; ``--fixed-rounds N`` gives it designed rounds from round ``N`` on.)
+schedules: pairs of neighbours in the ladder's order every round, pairs two apart every second
+round, the others every eighth (:func:`schedule`): neighbours' games carry the most information,
+and far pairs (random against the top search) are one-sided, so they are played only to check the
+order.
 Every chunk's seed comes from the build's seed, the two anchors, the side and the round
 (:func:`agents.evaluation.matches.chunk_seed`), so the games do not depend on ``--jobs``.
 
@@ -61,13 +54,10 @@ from tafl_env.rules import VARIANTS, make_rules
 
 from .matches import Chunk, ChunkResult, ChunkRunner, chunk_seed
 from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
-import numpy as np
-
-from .ratings import ELO_SCALE, DEFAULT_PRIOR_SD, elo_ratings, fit_bradley_terry
-from .stats import attacker_score
+from .ratings import elo_ratings
 
 __all__ = ["ANCHORS", "SEARCH_BUDGETS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors", "schedule",
-           "round_chunks", "designed_pairs", "DESIGN_FIXED_ROUNDS", "build_anchors", "fit_anchors"]
+           "round_chunks", "build_anchors", "fit_anchors"]
 
 PIN = ("greedy", 1000.0)
 """The pinned anchor and its rating: every rating of the benchmark is relative to it."""
@@ -154,123 +144,29 @@ def schedule(names: list[str], round_: int) -> list[tuple[str, str]]:
 
 
 def round_chunks(variant: str, anchors: dict[str, str], suite: list[list[str]], seed: int,
-                 round_: int, pairs: list[tuple[str, str]] | None = None) -> list[Chunk]:
-    """The chunks of round ``round_``: per pair (``pairs``, or :func:`schedule`'s), each agent
-    attacking once on the round's opening block."""
+                 round_: int) -> list[Chunk]:
+    """The chunks of round ``round_``: per scheduled pair, each agent attacking once on the round's
+    opening block."""
     blocks = max(1, len(suite) // BLOCK)
     block = round_ % blocks
     ids = tuple(range(block * BLOCK, min(len(suite), (block + 1) * BLOCK)))
     moves = tuple(tuple(suite[i]) for i in ids)
     out = []
-    for a, b in (schedule(list(anchors), round_) if pairs is None else pairs):
+    for a, b in schedule(list(anchors), round_):
         for att, dfd in ((a, b), (b, a)):
             out.append(Chunk(f"r{round_}:{att}>{dfd}", att, dfd, anchors[att], anchors[dfd], ids, moves,
                              round_, chunk_seed(seed, att, dfd, round_)))
     return out
 
 
-DESIGN_FIXED_ROUNDS = 4
-"""A new record's rounds before this one follow :func:`schedule` (round 0 plays every pair, so
-every pair has games and a cost); later rounds are designed (:func:`designed_pairs`)."""
-
-
-def move_cost(spec: str) -> float:
-    """The cost of one move of the anchor ``spec`` in simulations, for :func:`designed_pairs`: an
-    ``mcts:N`` move costs ``N``; a policy's forward pass about 30 (6 ms against ``mcts:100``'s 20 in
-    the Berserk record); greedy and random 1. Counted, not timed, so that a design does not
-    depend on the machine or its load."""
-    head, _, rest = spec.partition(":")
-    if head == "mcts":
-        return float(rest.partition(":")[0])
-    return 30.0 if head == "policy" else 1.0
-
-
-def designed_pairs(anchors: dict[str, str], chunks: list[dict]) -> list[tuple[str, str]]:
-    """The pairs a designed round plays: ``len(anchors) − 1`` distinct pairs, each chosen in turn
-    to shrink the widest anchor intervals most for its cost, given the games of ``chunks`` (the
-    finished chunks of the earlier rounds).
-
-    The information of a game between attacker ``a`` and defender ``d`` about the ratings is
-    ``p (1 − p) x xᵀ / s²`` (``p`` the fitted expected attacker score, ``x`` the indicator of
-    ``r_a − r_d + h``, ``s`` :data:`ELO_SCALE`: the Fisher information of the rating model), so
-    the inverse of the games' summed information (greedy held fixed, the fit's prior added)
-    approximates the squared widths of the anchors' intervals. A pair's cost is the moves its two
-    recorded chunks took (mean per chunk) times :func:`move_cost`. A fixed schedule spends most of
-    its time where it learns least in a variant whose defenders win almost every game between
-    near equals (Berserk: side term −380 Elo): there such games say little about the two ratings,
-    and the informative games are a strong attacker against a weak defender. Deterministic: the
-    same games give the same pairs."""
-    names = list(anchors)
-    index = {n: i for i, n in enumerate(names)}
-    k = len(names)
-    games = [g for c in chunks for g in c["games"]]
-    att = [index[g["attacker"]] for g in games]
-    dfd = [index[g["defender"]] for g in games]
-    r, h = fit_bradley_terry(att, dfd, [attacker_score(g["result"]) for g in games], k)
-
-    def info(a: int, d: int, n: float) -> np.ndarray:
-        p = 1.0 / (1.0 + math.exp(-(r[a] - r[d] + h) / ELO_SCALE))
-        x = np.zeros(k + 1)
-        x[a] += 1.0
-        x[d] -= 1.0
-        x[k] = 1.0
-        return (n * p * (1.0 - p) / ELO_SCALE ** 2) * np.outer(x, x)
-
-    counts: dict[tuple[int, int], int] = {}
-    for a, d in zip(att, dfd):
-        counts[a, d] = counts.get((a, d), 0) + 1
-    fisher = sum((info(a, d, n) for (a, d), n in counts.items()), np.zeros((k + 1, k + 1)))
-    pin = index[PIN[0]]
-    free = [i for i in range(k + 1) if i != pin]
-    targets = [free.index(index[n]) for n in names if n != PIN[0] and n not in UNBOUNDED]
-    prior = np.eye(len(free)) / DEFAULT_PRIOR_SD ** 2
-
-    def spread(m: np.ndarray) -> float:
-        """Σ var⁴ over the target's anchors: a smooth stand-in for the widest interval, which
-        still rewards narrowing the second widest (the plain maximum would not)."""
-        var = np.diag(np.linalg.inv(m[np.ix_(free, free)] + prior))[targets] / 50.0 ** 2
-        return float(np.sum(var ** 4))
-
-    spent: dict[frozenset, list[float]] = {}
-    for c in chunks:
-        moves = sum(c["timing"].get(side, (0.0, 0))[1] * move_cost(anchors[c[side]])
-                    for side in ("attacker", "defender"))
-        spent.setdefault(frozenset((c["attacker"], c["defender"])), []).append(moves)
-    candidates = [(a, b) for i, a in enumerate(names) for b in names[i + 1:] if frozenset((a, b)) in spent]
-    per_block = max(1, max((len(c["games"]) for c in chunks), default=1))
-    chosen: list[tuple[str, str]] = []
-    while candidates and len(chosen) < k - 1:
-        now = spread(fisher)
-
-        def value(pair: tuple[str, str]) -> float:
-            a, b = index[pair[0]], index[pair[1]]
-            cost = 2.0 * max(1.0, float(np.mean(spent[frozenset(pair)])))
-            return (now - spread(fisher + info(a, b, per_block) + info(b, a, per_block))) / cost
-
-        best = max(candidates, key=value)      # ties: the first in ladder order
-        candidates.remove(best)
-        chosen.append(best)
-        a, b = index[best[0]], index[best[1]]
-        fisher = fisher + info(a, b, per_block) + info(b, a, per_block)
-    return sorted(chosen, key=lambda p: (index[p[0]], index[p[1]]))
-
-
 def _suite_digest(variant: str) -> str:
     return hashlib.sha256(openings_path(variant).read_bytes()).hexdigest()[:16]
 
 
-def _settings(variant: str, anchors: dict[str, str], seed: int,
-              design: dict[str, int] | None = None) -> dict[str, Any]:
+def _settings(variant: str, anchors: dict[str, str], seed: int) -> dict[str, Any]:
     rules = make_rules(variant)
-    out = {"variant": variant, "anchors": anchors, "seed": seed, "max_turns": rules.max_turns,
-           "block": BLOCK, "openings_sha256": _suite_digest(variant)}
-    if design is not None:      # a record without it follows the fixed schedule throughout
-        out["design"] = design
-    return out
-
-
-def _round_of(key: str) -> int:
-    return int(key[1:key.index(":")])
+    return {"variant": variant, "anchors": anchors, "seed": seed, "max_turns": rules.max_turns,
+            "block": BLOCK, "openings_sha256": _suite_digest(variant)}
 
 
 def _recorded_settings(path: Path) -> dict[str, Any] | None:
@@ -284,9 +180,8 @@ def _recorded_settings(path: Path) -> dict[str, Any] | None:
 
 def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
     """Finished chunks by key from ``path`` (checked against ``settings``, or grown from them at
-    the ladder's top, or given designed rounds after its recorded ones: then the file's first line
-    records the new settings); a torn last line (a run killed while writing) is dropped from the
-    file."""
+    the ladder's top: then the file's first line records the new settings); a torn last line (a
+    run killed while writing) is dropped from the file."""
     if not path.is_file():
         return {}
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -294,8 +189,7 @@ def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
         return {}
     head = json.loads(lines[0])
     recorded = head.get("settings") or {}
-    grows, designs = _grows_the_ladder(recorded, settings), _adds_a_design(recorded, settings)
-    if recorded != settings and not grows and not designs:
+    if recorded != settings and not _grows_the_ladder(recorded, settings):
         raise ValueError(f"{path} was played with other settings ({head.get('settings')}); move it away "
                          "to start afresh")
     done: dict[str, dict] = {}
@@ -309,14 +203,6 @@ def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
             good = n
             break
         done[row["key"]] = row
-    designed_from = settings.get("design", {}).get("fixed_rounds", math.inf)
-    late = max((_round_of(key) for key in done), default=-1)
-    if grows and late >= recorded.get("design", {}).get("fixed_rounds", math.inf):
-        raise ValueError(f"{path} has designed rounds, whose pairs depend on the ladder: it cannot grow "
-                         "(grow it before its first designed round, or start afresh)")
-    if designs and late >= designed_from:
-        raise ValueError(f"{path} holds games of round {late} of the fixed schedule: designed rounds can "
-                         f"start at round {late + 1} at the earliest (--fixed-rounds {late + 1})")
     if good < len(lines) or recorded != settings:
         lines[0] = json.dumps({"settings": settings}) + "\n"
         tmp = path.with_name(path.name + ".tmp")
@@ -333,13 +219,6 @@ def _grows_the_ladder(recorded: dict[str, Any], settings: dict[str, Any]) -> boo
     same_rest = {k: v for k, v in recorded.items() if k != "anchors"} == \
         {k: v for k, v in settings.items() if k != "anchors"}
     return same_rest and len(new) > len(old) and new[:len(old)] == old
-
-
-def _adds_a_design(recorded: dict[str, Any], settings: dict[str, Any]) -> bool:
-    """Whether ``settings`` only gives a record of the fixed schedule designed rounds after its
-    recorded ones (the recorded chunks stay valid: their rounds keep the fixed schedule)."""
-    return "design" not in recorded and "design" in settings and \
-        {k: v for k, v in settings.items() if k != "design"} == recorded
 
 
 UNBOUNDED = ("random",)
@@ -397,49 +276,24 @@ def fit_anchors(variant: str, anchors: dict[str, str], chunks: list[dict]) -> di
 def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes: float | None = None,
                   target_ci: float = 50.0, max_rounds: int | None = None, root: str | os.PathLike = "results/anchors",
                   out: str | os.PathLike | None = None, anchors: dict[str, str] | None = None,
-                  progress: bool = True, command: str | None = None,
-                  fixed_rounds: int | str | None = "record") -> dict[str, Any]:
+                  progress: bool = True, command: str | None = None) -> dict[str, Any]:
     """Play (or continue) the anchors' round robin of ``variant`` and write its anchor file
     (module docstring). Returns the file's content.
 
     ``anchors``: the ladder (name → spec); ``None``: :data:`ANCHORS`, or the record's ladder where
     an earlier build grew it at its top (so that such a build is continued without naming the new
-    anchors again). ``fixed_rounds``: the rounds before this one follow :func:`schedule`, later
-    ones are designed (:func:`designed_pairs`); ``None``: all follow the schedule; ``"record"``: as
-    the record does (a record without the setting: all), or :data:`DESIGN_FIXED_ROUNDS` for a new
-    record. A record of the fixed schedule can be given designed rounds after its recorded ones."""
+    anchors again)."""
     path = games_path(variant, root)
-    recorded = _recorded_settings(path)
-    if fixed_rounds == "record":
-        design = recorded.get("design") if recorded is not None else {"fixed_rounds": DESIGN_FIXED_ROUNDS}
-    elif fixed_rounds is None:
-        design = None
-    elif isinstance(fixed_rounds, int) and not isinstance(fixed_rounds, bool) and fixed_rounds >= 1:
-        design = {"fixed_rounds": fixed_rounds}
-    else:
-        raise ValueError(f"fixed_rounds={fixed_rounds!r}: expected a round >= 1 (round 0 gives every pair "
-                         "its first games), None or 'record'")
     if anchors is None:
         anchors = dict(ANCHORS[variant])
-        if recorded is not None and _grows_the_ladder(
-                _settings(variant, anchors, seed, recorded.get("design")), recorded):
+        recorded = _recorded_settings(path)
+        if recorded is not None and _grows_the_ladder(_settings(variant, anchors, seed), recorded):
             anchors = dict(recorded["anchors"])
     anchors = dict(anchors)
     rules = make_rules(variant)
     suite = load_openings(variant)
-    settings = _settings(variant, anchors, seed, design)
+    settings = _settings(variant, anchors, seed)
     done = _read_games(path, settings)
-    designed_from = math.inf if design is None else design["fixed_rounds"]
-    plans: dict[int, list[Chunk]] = {}
-
-    def chunks_of(r: int) -> list[Chunk]:
-        """Round ``r``'s chunks (a designed round's from the finished chunks of the rounds before)."""
-        if r not in plans:
-            pairs = None if r < designed_from else designed_pairs(
-                anchors, [done[c.key] for q in range(r) for c in chunks_of(q) if c.key in done])
-            plans[r] = round_chunks(variant, anchors, suite, seed, r, pairs)
-        return plans[r]
-
     if not path.is_file() or path.stat().st_size == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
@@ -465,7 +319,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                       flush=True)
 
         while True:
-            chunks = chunks_of(round_)
+            chunks = round_chunks(variant, anchors, suite, seed, round_)
             todo = [c for c in chunks if c.key not in done]
             if todo:
                 # the longest chunks first, so that the round's short ones fill the other workers
@@ -476,7 +330,8 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                     stopped = "time"
                     break
             round_ += 1
-            fit = fit_anchors(variant, anchors, [done[c.key] for r in range(round_) for c in chunks_of(r)])
+            fit = fit_anchors(variant, anchors, [done[c.key] for r in range(round_)
+                                                  for c in round_chunks(variant, anchors, suite, seed, r)])
             if _widest(fit) <= target_ci:
                 break
             if max_rounds is not None and round_ >= max_rounds:
@@ -484,7 +339,8 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                 break
     if progress:
         print(file=sys.stderr)
-    finished = [done[c.key] for r in range(round_ + 1) for c in chunks_of(r) if c.key in done]
+    finished = [done[c.key] for r in range(round_ + 1) for c in round_chunks(variant, anchors, suite, seed, r)
+                if c.key in done]
     fit = fit_anchors(variant, anchors, finished)
     widest = _widest(fit)
     result = {
@@ -494,9 +350,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                      "sha256": settings["openings_sha256"]},
         "target_ci": target_ci, "target_met": widest <= target_ci,
         "widest_half_interval": round(widest, 1) if math.isfinite(widest) else None,   # None: no games yet
-        "stopped": stopped, "schedule": "neighbours every round, two apart every 2nd, others every 8th" + (
-            "" if design is None else f"; from round {designed_from} on, designed rounds: the pairs that "
-                                      "shrink the widest interval most for their cost"),
+        "stopped": stopped, "schedule": "neighbours every round, two apart every 2nd, others every 8th",
         "model": "Bradley-Terry (logistic Elo) with a side term; 95% profile-likelihood intervals; draws 1/2",
         "command": command or f"python -m agents.evaluation.anchors build {variant} --seed {seed}",
         "games_file": str(path), "built": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -523,10 +377,6 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--max-rounds", type=int, help="stop after this many rounds")
     b.add_argument("--root", default="results/anchors", help="where games.jsonl is kept (default results/anchors)")
     b.add_argument("--out", help="write the anchor file here instead of the shipped one")
-    b.add_argument("--fixed-rounds", metavar="N|all", default="record",
-                   help=f"rounds before N follow the fixed schedule, later ones are designed for the most "
-                        f"information per cost; 'all': the fixed schedule throughout (default: as the record "
-                        f"does; {DESIGN_FIXED_ROUNDS} for a new record)")
     b.add_argument("--add", action="append", default=[], metavar="NAME=SPEC",
                    help="grow the ladder at its top with this anchor (repeatable; the recorded games are "
                         "kept, and later builds continue the grown ladder)")
@@ -542,17 +392,10 @@ def main(argv: list[str] | None = None) -> int:
             if name in anchors:
                 p.error(f"--add {item!r}: the ladder already has an anchor named {name!r}")
             anchors[name] = spec
-    fixed_rounds: int | str | None = args.fixed_rounds
-    if fixed_rounds == "all":
-        fixed_rounds = None
-    elif fixed_rounds != "record":
-        if not str(fixed_rounds).isdigit() or int(fixed_rounds) < 1:
-            p.error(f"--fixed-rounds {fixed_rounds!r}: expected a round >= 1 or 'all'")
-        fixed_rounds = int(fixed_rounds)
     command = "python -m agents.evaluation.anchors " + " ".join(argv if argv is not None else sys.argv[1:])
     res = build_anchors(args.variant, seed=args.seed, jobs=args.jobs, max_minutes=args.max_minutes,
                         target_ci=args.target_ci, max_rounds=args.max_rounds, root=args.root, out=args.out,
-                        anchors=anchors, command=command, fixed_rounds=fixed_rounds)
+                        anchors=anchors, command=command)
     print(f"{args.variant}: {res['games']} games, {res['rounds']} rounds, widest interval +-{res['widest_half_interval']} "
           f"(target {'met' if res['target_met'] else 'not met'}; stopped: {res['stopped']})")
     for a in sorted(res["anchors"], key=lambda a: a["rating"]):
