@@ -16,7 +16,8 @@ import pytest
 
 from agents import make_agent
 from agents.evaluation.adapters import AgentError, CallableAgent, GuardedAgent, agent_source
-from agents.evaluation.anchors import ANCHORS, build_anchors, games_path, load_anchors, round_chunks, schedule
+from agents.evaluation.anchors import (ANCHORS, build_anchors, games_path, load_anchors, out_of_order,
+                                       round_chunks, schedule)
 from agents.evaluation.matches import ChunkRunner
 from agents.evaluation.openings import load_openings, openings_path
 from agents.evaluation.play import opening_states, play_games
@@ -253,6 +254,8 @@ def test_the_anchor_build_resumes_and_matches_a_fresh_build(tmp_path):
     written = json.loads((tmp_path / "a.json").read_text())
     assert written["pin"] == {"name": "greedy", "rating": 1000.0}
     assert [a for a in written["anchors"] if a["name"] == "greedy"][0]["rating"] == 1000.0
+    assert written["out_of_order"] == out_of_order(written["anchors"])
+    assert written["ordered_by_budget"] == (written["out_of_order"] == [])
     with pytest.raises(ValueError, match="other settings"):
         build_anchors(VARIANT, anchors=tiny, seed=1, max_rounds=1, root=tmp_path / "a", out=tmp_path / "c.json",
                       progress=False)
@@ -380,6 +383,9 @@ def test_the_shipped_anchor_files_are_well_formed():
         assert sorted(names) == sorted(ANCHORS[variant]) and data["pin"]["name"] == "greedy"
         assert {a["spec"] for a in data["anchors"]} == set(ANCHORS[variant].values())
         assert all(a["low"] <= a["rating"] <= a["high"] for a in data["anchors"])
+        # the file's word on the ladder's order is its ratings' (files from before the check: ordered)
+        assert data.get("out_of_order", []) == out_of_order(data["anchors"]), variant
+        assert data.get("ordered_by_budget", True) == (not out_of_order(data["anchors"]))
 
 
 @pytest.mark.slow

@@ -33,7 +33,8 @@ ones finish and are kept), fits the ratings
 (:func:`agents.evaluation.ratings.elo_ratings`: Bradley–Terry with a side term, profile intervals)
 with **greedy pinned at 1000** (:data:`PIN`), and only then writes the anchor file
 ``agents/evaluation/data/anchors/<variant>.json`` at once (a temporary file renamed). The file
-records the command, seed, games, rounds, time, machine and whether the interval target was met.
+records the command, seed, games, rounds, time, machine, whether the interval target was met and
+whether the search rungs climb with their budgets (:func:`out_of_order` names any that do not).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
 from .ratings import elo_ratings
 
 __all__ = ["ANCHORS", "SEARCH_BUDGETS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors", "schedule",
-           "round_chunks", "build_anchors", "fit_anchors"]
+           "round_chunks", "build_anchors", "fit_anchors", "out_of_order"]
 
 PIN = ("greedy", 1000.0)
 """The pinned anchor and its rating: every rating of the benchmark is relative to it."""
@@ -245,6 +246,24 @@ def _widest(fit: dict[str, Any]) -> float:
                for a in fit["anchors"] if a["name"] != PIN[0] and a["name"] not in UNBOUNDED)
 
 
+def out_of_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The search rungs that rate below the rung of the next lower budget (the ladder's order
+    check), each with whether the 95% intervals tell the two apart (``"separated"``: they do not
+    overlap); ``[]``: the rungs climb with their budgets.
+
+    >>> rows = [{"name": "mcts10", "spec": "mcts:10", "rating": 1070.0, "low": 1030.0, "high": 1110.0},
+    ...         {"name": "mcts30", "spec": "mcts:30", "rating": 1000.0, "low": 950.0, "high": 1050.0},
+    ...         {"name": "mcts100", "spec": "mcts:100", "rating": 1150.0, "low": 1100.0, "high": 1200.0}]
+    >>> out_of_order(rows)
+    [{'lower_budget': 'mcts10', 'higher_budget': 'mcts30', 'elo_difference': -70.0, 'separated': False}]
+    """
+    plain = lambda spec: spec.split(":")[0] == "mcts" and len(spec.split(":")) == 2 and spec.split(":")[1].isdigit()
+    rungs = sorted(((int(r["spec"].split(":")[1]), r) for r in rows if plain(r["spec"])), key=lambda br: br[0])
+    return [{"lower_budget": lo["name"], "higher_budget": hi["name"],
+             "elo_difference": round(hi["rating"] - lo["rating"], 1), "separated": None not in (hi["high"], lo["low"]) and hi["high"] < lo["low"]}
+            for (_, lo), (_, hi) in zip(rungs, rungs[1:]) if hi["rating"] < lo["rating"]]
+
+
 def fit_anchors(variant: str, anchors: dict[str, str], chunks: list[dict]) -> dict[str, Any]:
     """Ratings of the anchors from finished chunks (greedy pinned at 1000), per anchor with its
     games, score and time per move, and the side term."""
@@ -350,6 +369,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                      "sha256": settings["openings_sha256"]},
         "target_ci": target_ci, "target_met": widest <= target_ci,
         "widest_half_interval": round(widest, 1) if math.isfinite(widest) else None,   # None: no games yet
+        "ordered_by_budget": not out_of_order(fit["anchors"]), "out_of_order": out_of_order(fit["anchors"]),
         "stopped": stopped, "schedule": "neighbours every round, two apart every 2nd, others every 8th",
         "model": "Bradley-Terry (logistic Elo) with a side term; 95% profile-likelihood intervals; draws 1/2",
         "command": command or f"python -m agents.evaluation.anchors build {variant} --seed {seed}",
@@ -402,6 +422,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {a['name']:<10} {a['spec']:<24} {a['rating']:8.1f} [{a['low']:.1f}, {a['high']:.1f}]  "
               f"{a['games']} games  {a['ms_per_move']} ms/move")
     print(f"  side advantage (attackers): {res['side_advantage']['elo']} Elo")
+    for pair in res["out_of_order"]:
+        print(f"  out of budget order: {pair['higher_budget']} rates {-pair['elo_difference']:g} Elo below "
+              f"{pair['lower_budget']} ({'outside' if pair['separated'] else 'within'} their intervals)")
     return 0
 
 

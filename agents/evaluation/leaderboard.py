@@ -24,7 +24,7 @@ from typing import Any
 
 from tafl_env.rules import VARIANTS
 
-from .anchors import PIN, UNBOUNDED, load_anchors
+from .anchors import PIN, UNBOUNDED, load_anchors, out_of_order
 from .openings import write_json_atomic
 
 __all__ = ["SHIPPED", "DEFAULT_PATH", "add_entry", "render_markdown", "write_leaderboard", "main"]
@@ -78,6 +78,16 @@ def add_entry(rating, name: str, *, spec: str | None = None, path: str | os.Path
     return write_leaderboard(board, path)
 
 
+def _order_note(anchors: dict[str, Any]) -> list[str]:
+    """A paragraph naming the search rungs that rate below a smaller budget, if any."""
+    pairs = out_of_order(anchors["anchors"])
+    if not pairs:
+        return []
+    said = "; ".join(f"`{p['higher_budget']}` rates {-p['elo_difference']:g} Elo below `{p['lower_budget']}`"
+                     f" ({'outside' if p['separated'] else 'within'} their intervals)" for p in pairs)
+    return ["", f"Not ordered by budget: {said}."]
+
+
 def render_markdown(board: dict[str, Any]) -> str:
     """The leaderboard as Markdown: per variant, the anchors' fixed ratings, then the rated lines."""
     out = ["# Leaderboard", "",
@@ -101,7 +111,7 @@ def render_markdown(board: dict[str, Any]) -> str:
                      f"target ±{anchors['target_ci']:g} not yet met: widest ±{anchors['widest_half_interval']:g}")
             out += [f"Anchors: {anchors['games']} games, {anchors['rounds']} rounds, seed {anchors['seed']}, "
                     f"move cap {anchors['max_turns']}, built {anchors['built']} ({state}); attackers' side term "
-                    f"{anchors['side_advantage']['elo']:g} Elo.", "",
+                    f"{anchors['side_advantage']['elo']:g} Elo.", *_order_note(anchors), "",
                     "| anchor | spec | Elo | 95% interval | games | ms/move |", "|---|---|---:|---|---:|---:|"]
             for a in sorted(anchors["anchors"], key=lambda a: -a["rating"]):
                 note = " (one-sided: loses nearly every game)" if a["name"] in UNBOUNDED else ""
