@@ -398,6 +398,17 @@ def test_ray_gives_the_same_games():
 
 # --- the leaderboard ------------------------------------------------------------------------
 
+def test_the_leaderboard_names_search_rungs_out_of_budget_order():
+    from agents.evaluation.leaderboard import _order_note
+
+    row = lambda name, n, elo: {"name": name, "spec": f"mcts:{n}", "rating": elo, "low": elo - 40, "high": elo + 40}
+    ordered = {"anchors": [row("mcts10", 10, 1050.0), row("mcts30", 30, 1100.0)]}
+    inverted = {"anchors": [row("mcts10", 10, 1100.0), row("mcts30", 30, 1000.0)]}
+    assert _order_note(ordered) == []
+    assert _order_note(inverted) == ["", "Not ordered by budget: `mcts30` rates 100 Elo below `mcts10` "
+                                         "(outside their intervals)."]
+
+
 def test_a_leaderboard_line_is_added_and_replaced(tmp_path, capsys):
     from agents.evaluation.leaderboard import add_entry
     from tafl_env.cli import main

@@ -259,8 +259,9 @@ def out_of_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
     plain = lambda spec: spec.split(":")[0] == "mcts" and len(spec.split(":")) == 2 and spec.split(":")[1].isdigit()
     rungs = sorted(((int(r["spec"].split(":")[1]), r) for r in rows if plain(r["spec"])), key=lambda br: br[0])
+    apart = lambda lo, hi: None not in (hi["high"], lo["low"]) and hi["high"] < lo["low"]
     return [{"lower_budget": lo["name"], "higher_budget": hi["name"],
-             "elo_difference": round(hi["rating"] - lo["rating"], 1), "separated": None not in (hi["high"], lo["low"]) and hi["high"] < lo["low"]}
+             "elo_difference": round(hi["rating"] - lo["rating"], 1), "separated": apart(lo, hi)}
             for (_, lo), (_, hi) in zip(rungs, rungs[1:]) if hi["rating"] < lo["rating"]]
 
 
