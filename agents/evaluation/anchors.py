@@ -58,7 +58,8 @@ from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
 from .ratings import elo_ratings
 
 __all__ = ["ANCHORS", "SEARCH_BUDGETS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors", "schedule",
-           "round_chunks", "build_anchors", "fit_anchors", "out_of_order"]
+           "round_chunks", "build_anchors", "fit_anchors", "out_of_order",
+           "describe_out_of_order"]
 
 PIN = ("greedy", 1000.0)
 """The pinned anchor and its rating: every rating of the benchmark is relative to it."""
@@ -257,12 +258,23 @@ def out_of_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     >>> out_of_order(rows)
     [{'lower_budget': 'mcts10', 'higher_budget': 'mcts30', 'elo_difference': -70.0, 'separated': False}]
     """
-    plain = lambda spec: spec.split(":")[0] == "mcts" and len(spec.split(":")) == 2 and spec.split(":")[1].isdigit()
-    rungs = sorted(((int(r["spec"].split(":")[1]), r) for r in rows if plain(r["spec"])), key=lambda br: br[0])
+    budget = lambda spec: spec.partition(":")[2] if spec.partition(":")[0] == "mcts" else ""
+    rungs = sorted((r for r in rows if budget(r["spec"]).isdigit()), key=lambda r: int(budget(r["spec"])))
     apart = lambda lo, hi: None not in (hi["high"], lo["low"]) and hi["high"] < lo["low"]
     return [{"lower_budget": lo["name"], "higher_budget": hi["name"],
              "elo_difference": round(hi["rating"] - lo["rating"], 1), "separated": apart(lo, hi)}
-            for (_, lo), (_, hi) in zip(rungs, rungs[1:]) if hi["rating"] < lo["rating"]]
+            for lo, hi in zip(rungs, rungs[1:]) if hi["rating"] < lo["rating"]]
+
+
+def describe_out_of_order(pair: dict[str, Any], mark: str = "") -> str:
+    """One of :func:`out_of_order`'s pairs in words (``mark`` around the names: ``"`"`` in Markdown).
+
+    >>> describe_out_of_order({"lower_budget": "mcts10", "higher_budget": "mcts30", "elo_difference": -70.0,
+    ...                        "separated": False})
+    'mcts30 rates 70 Elo below mcts10 (within their intervals)'
+    """
+    return (f"{mark}{pair['higher_budget']}{mark} rates {-pair['elo_difference']:g} Elo below "
+            f"{mark}{pair['lower_budget']}{mark} ({'outside' if pair['separated'] else 'within'} their intervals)")
 
 
 def fit_anchors(variant: str, anchors: dict[str, str], chunks: list[dict]) -> dict[str, Any]:
@@ -363,6 +375,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                 if c.key in done]
     fit = fit_anchors(variant, anchors, finished)
     widest = _widest(fit)
+    disorder = out_of_order(fit["anchors"])
     result = {
         "variant": variant, "pin": {"name": PIN[0], "rating": PIN[1]}, **fit,
         "rounds": round_, "seed": seed, "max_turns": rules.max_turns, "block": BLOCK,
@@ -370,7 +383,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                      "sha256": settings["openings_sha256"]},
         "target_ci": target_ci, "target_met": widest <= target_ci,
         "widest_half_interval": round(widest, 1) if math.isfinite(widest) else None,   # None: no games yet
-        "ordered_by_budget": not out_of_order(fit["anchors"]), "out_of_order": out_of_order(fit["anchors"]),
+        "ordered_by_budget": not disorder, "out_of_order": disorder,
         "stopped": stopped, "schedule": "neighbours every round, two apart every 2nd, others every 8th",
         "model": "Bradley-Terry (logistic Elo) with a side term; 95% profile-likelihood intervals; draws 1/2",
         "command": command or f"python -m agents.evaluation.anchors build {variant} --seed {seed}",
@@ -424,8 +437,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{a['games']} games  {a['ms_per_move']} ms/move")
     print(f"  side advantage (attackers): {res['side_advantage']['elo']} Elo")
     for pair in res["out_of_order"]:
-        print(f"  out of budget order: {pair['higher_budget']} rates {-pair['elo_difference']:g} Elo below "
-              f"{pair['lower_budget']} ({'outside' if pair['separated'] else 'within'} their intervals)")
+        print(f"  out of budget order: {describe_out_of_order(pair)}")
     return 0
 
 

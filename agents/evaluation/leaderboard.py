@@ -24,7 +24,7 @@ from typing import Any
 
 from tafl_env.rules import VARIANTS
 
-from .anchors import PIN, UNBOUNDED, load_anchors, out_of_order
+from .anchors import PIN, UNBOUNDED, describe_out_of_order, load_anchors, out_of_order
 from .openings import write_json_atomic
 
 __all__ = ["SHIPPED", "DEFAULT_PATH", "add_entry", "render_markdown", "write_leaderboard", "main"]
@@ -83,9 +83,7 @@ def _order_note(anchors: dict[str, Any]) -> list[str]:
     pairs = out_of_order(anchors["anchors"])
     if not pairs:
         return []
-    said = "; ".join(f"`{p['higher_budget']}` rates {-p['elo_difference']:g} Elo below `{p['lower_budget']}`"
-                     f" ({'outside' if p['separated'] else 'within'} their intervals)" for p in pairs)
-    return ["", f"Not ordered by budget: {said}."]
+    return ["", f"Not ordered by budget: {'; '.join(describe_out_of_order(p, mark='`') for p in pairs)}."]
 
 
 def render_markdown(board: dict[str, Any]) -> str:
