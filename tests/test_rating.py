@@ -276,6 +276,23 @@ def test_a_stopped_runner_finishes_the_running_chunks_and_starts_no_more(jobs):
     assert [r.games for r in some] == [r.games for r in everything[:jobs]]
 
 
+def test_an_agent_built_in_a_process_moves_once_untimed_and_its_games_do_not_change(monkeypatch):
+    """Each spec's agent is built once a process and makes one untimed move then (compiling its
+    kernels outside the time a move that chunks record); chunks reset it from their own seeds, so
+    their games are those of an agent that never made that move."""
+    from agents.evaluation import matches
+
+    chunks = round_chunks(VARIANT, {"greedy": "greedy", "m4": "mcts:4"}, load_openings(VARIANT), 0, 0)
+    monkeypatch.setattr(matches, "_CACHE", {})
+    warmed = [matches.play_chunk(make_rules(VARIANT), c).games for c in chunks]
+    moved = []
+    monkeypatch.setattr(matches, "_CACHE", {})
+    monkeypatch.setattr(matches, "_first_move", lambda agent, rules: moved.append(agent.name))
+    unmoved = [matches.play_chunk(make_rules(VARIANT), c).games for c in chunks]
+    assert unmoved == warmed
+    assert sorted(moved) == sorted(a.name for a in matches._CACHE.values()) and len(moved) == 4
+
+
 def test_a_build_past_its_deadline_starts_nothing_and_a_later_one_plays_on(tmp_path):
     tiny = {"random": "random", "greedy": "greedy", "m4": "mcts:4"}
     late = build_anchors(VARIANT, anchors=tiny, jobs=2, max_minutes=0, root=tmp_path / "a", out=tmp_path / "a.json",

@@ -74,15 +74,29 @@ _CACHE: dict[tuple[str, str], Agent] = {}
 """Agents built from specs in this process, by (spec, role): built once, reset per chunk."""
 
 
-def _agent(source: Any, role: str) -> Agent:
+def _agent(source: Any, role: str, rules=None) -> Agent:
     from .tournament import build_agent
 
     if isinstance(source, str):
         key = (source, role)
         if key not in _CACHE:
-            _CACHE[key] = build_agent(source, 0)
+            agent = build_agent(source, 0)
+            if rules is not None:
+                _first_move(agent, rules)
+            _CACHE[key] = agent
         return _CACHE[key]
     return source
+
+
+def _first_move(agent: Agent, rules) -> None:
+    """One untimed move from the opening position, so that compiling the agent's kernels on a
+    process's first use (up to half a minute a kernel in a fresh checkout) is not counted in the time
+    a move that chunks record. The chunk resets the agent from its own seed, so its games are
+    unchanged."""
+    from tafl_env.engine import Engine
+
+    engine = Engine(rules)
+    agent.act(engine, engine.initial_state(1))
 
 
 def play_chunk(rules, chunk: Chunk) -> ChunkResult:
@@ -90,8 +104,8 @@ def play_chunk(rules, chunk: Chunk) -> ChunkResult:
     game with ``opening``, ``result``, ``reason`` and ``turns``."""
     from .play import play_games
 
-    att = _agent(chunk.attacker_agent, "attacker")
-    dfd = _agent(chunk.defender_agent, "defender")
+    att = _agent(chunk.attacker_agent, "attacker", rules)
+    dfd = _agent(chunk.defender_agent, "defender", rules)
     timing: dict[str, list] = {}
     t0 = time.perf_counter()
     rows = play_games(rules, att, dfd, len(chunk.openings), seed=chunk.seed, timing=timing,
