@@ -83,10 +83,10 @@ each anchor's mean time per move): ``mcts:5000`` in Tablut and Tawlbwrdd (0.8 s 
 Tablut's opening, 0.66 s over whole Tawlbwrdd games); in Legacy Ard Ri, whose 7×7 searches are quick
 (``mcts:5000`` 0.17 s a move), ``mcts:20000`` (0.59 s); in Berserk, whose moves cost several times
 Tablut's, ``mcts:3000`` (0.5 s; ``mcts:1000`` took 0.19 s, so the record grew this rung with
-``--add``), with ``mcts:300`` between ``mcts:1000`` and ``mcts:100``. Alea Evangelii's games
-between searches run to the 500-turn cap, so every rung costs most there: its ladder stops at
-``mcts:300`` for now and grows (``--add``) only as far as its record's first games show the half
-second needs. A recorded ladder grows at its top with ``--add`` (the new rung belongs here too);
+``--add``), with ``mcts:300`` between ``mcts:1000`` and ``mcts:100``. In Alea Evangelii, whose
+19×19 searches cost most and whose games between searches often run to the 500-turn cap,
+``mcts:300`` already takes the half second (0.58 s a move over its record's first 16 games;
+``mcts:100`` 0.2 s). A recorded ladder grows at its top with ``--add`` (the new rung belongs here too);
 any other change needs a fresh record."""
 
 ANCHORS: dict[str, dict[str, str]] = {
