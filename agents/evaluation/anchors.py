@@ -85,7 +85,7 @@ Tablut's opening, 0.66 s over whole Tawlbwrdd games); in Legacy Ard Ri, whose 7Ã
 Tablut's, ``mcts:3000`` (0.5 s; ``mcts:1000`` took 0.19 s, so the record grew this rung with
 ``--add``), with ``mcts:300`` between ``mcts:1000`` and ``mcts:100``. In Alea Evangelii, whose
 19Ã—19 searches cost most and whose games between searches often run to the 500-turn cap,
-``mcts:300`` already takes the half second (0.53 s a move over its record's first 32 games;
+``mcts:300`` already takes the half second (0.52 s a move over its record's first 48 games;
 ``mcts:100`` 0.2 s). A recorded ladder grows at its top with ``--add`` (the new rung belongs here too);
 any other change needs a fresh record."""
 
