@@ -93,9 +93,10 @@ def _first_move(agent: Agent, rules) -> None:
     process's first use (up to half a minute a kernel in a fresh checkout) is not counted in the time
     a move that chunks record. The chunk resets the agent from its own seed, so its games are
     unchanged."""
-    from tafl_env.engine import Engine
+    from tafl_env.game import engine_for
+    from tafl_env.rules import make_rules
 
-    engine = Engine(rules)
+    engine = engine_for(make_rules(rules))   # as play_games reads ``rules``: a RuleSet or a variant id
     agent.act(engine, engine.initial_state(1))
 
 
