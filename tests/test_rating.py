@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from collections import Counter
 
 import numpy as np
@@ -291,6 +292,26 @@ def test_an_agent_built_in_a_process_moves_once_untimed_and_its_games_do_not_cha
     unmoved = [matches.play_chunk(make_rules(VARIANT), c).games for c in chunks]
     assert unmoved == warmed
     assert sorted(moved) == sorted(a.name for a in matches._CACHE.values()) and len(moved) == 4
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_rated_spec_moves_once_untimed_where_it_plays_and_its_rating_does_not_change(monkeypatch, jobs):
+    """The rated agent, built from a spec, makes one untimed move once it is checked (its kernels
+    compiled outside any time budget), in the workers too; its games are unchanged by it."""
+    from agents.evaluation import adapters, matches
+
+    monkeypatch.setattr(matches, "_CACHE", {})
+    warmed = rate("mcts:4", VARIANT, anchors=GREEDY_LADDER, games=16, seed=7, jobs=jobs)
+    moved = []
+    monkeypatch.setattr(matches, "_CACHE", {})
+    monkeypatch.setattr(matches, "_first_move", lambda agent, rules: moved.append(agent.name))
+    unmoved = rate("mcts:4", VARIANT, anchors=GREEDY_LADDER, games=16, seed=7, jobs=jobs)
+    untimed = lambda r: {k: v for k, v in r.to_dict().items() if k != "seconds"}
+    assert untimed(unmoved) == untimed(warmed)
+    assert moved.count("mcts:4") == 1      # here; a worker's move is in its own process
+    guarded = adapters.GuardedAgent("mcts:4", "mcts:4")
+    guarded.check_rules(make_rules(VARIANT))
+    assert guarded._rules is not None and pickle.loads(pickle.dumps(guarded))._rules == guarded._rules
 
 
 def test_a_build_past_its_deadline_starts_nothing_and_a_later_one_plays_on(tmp_path):

@@ -175,6 +175,7 @@ class GuardedAgent(Agent):
         self.source, self.label = source, label
         self.name = label
         self._inner: Agent | None = source if isinstance(source, Agent) else None
+        self._rules = None      # set by check_rules: a spec built where it plays moves once untimed
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -188,7 +189,7 @@ class GuardedAgent(Agent):
             from .matches import _agent
 
             try:
-                self._inner = _agent(self.source, "rated")
+                self._inner = _agent(self.source, "rated", self._rules)
             except AgentSpecError as exc:       # its message names the spec already
                 raise AgentError(" ".join(str(exc).split())) from None
         return self._inner
@@ -197,14 +198,26 @@ class GuardedAgent(Agent):
         self.inner.reset(seed)
 
     def check_rules(self, rules) -> str | None:
+        """Check that the agent can play ``rules``; a spec's agent then makes one untimed move, as
+        the anchors' do (matches._first_move), and so does its copy in every worker process, so
+        that compiling its kernels is not taken out of a ``--time-per-move`` budget."""
         try:
-            return self.inner.check_rules(rules)
+            note = self.inner.check_rules(rules)
         except AgentError:
             raise
         except AgentSpecError as exc:      # its message names the agent already
             raise AgentError(" ".join(str(exc).split())) from None
         except Exception as exc:
             raise AgentError(f"agent {self.label} cannot play {rules.name}: {_one_line(exc)}") from None
+        if isinstance(self.source, str) and self._rules is None:
+            from .matches import _first_move
+
+            try:
+                _first_move(self._inner, rules)
+            except Exception as exc:
+                raise AgentError(f"agent {self.label} failed in {rules.name}: {_one_line(exc)}") from None
+        self._rules = rules
+        return note
 
     def act(self, engine: Engine, state: State) -> np.ndarray:
         try:
