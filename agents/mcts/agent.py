@@ -64,6 +64,13 @@ Ctrl-C stops it within a fraction of a second.
 **The move played**: a winning move if the root is proven won, else the most visited edge that is
 not a proven loss (ties: higher mean value, then higher prior).
 
+**A known limit of the greedy evaluator**: its value ``tanh((E - E0) / value_scale)`` rewards the
+king's approach to an escape square, and on Alea Evangelii's 19×19 that term spans 9 points of ``E``:
+the value saturates (+0.98 for the defenders with the king beside a corner) and a larger search
+walks the king further towards a corner, where the hostile corner and edge trap him (there
+``mcts:300`` defends worse than ``mcts:100``; benchmarks/RESULTS.md, "Why mcts:300 defends worse in
+Alea").
+
 **Specs**: ``mcts:N`` / ``mcts:Ts`` (greedy evaluator), ``mcts:N:random`` (greedy priors, random
 playouts), ``mcts:N:greedy`` (greedy priors, greedy playouts), ``mcts:N:random:uniform`` (uniform
 priors, UCT, random playouts: the textbook algorithm), ``mcts:N:greedy:uniform``,
