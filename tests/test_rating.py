@@ -327,6 +327,67 @@ def test_a_build_past_its_deadline_starts_nothing_and_a_later_one_plays_on(tmp_p
     assert on["games"] == 48 and untimed(on) == untimed(fresh)
 
 
+class _InstantRunner:
+    """A ChunkRunner that draws every game at once, in the order given, and keeps each run's list."""
+
+    windows: list[list[str]] = []
+
+    def __init__(self, rules, jobs=1, ray=False):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def run(self, chunks, on_done=None, stop=None):
+        from agents.evaluation.matches import ChunkResult
+
+        self.windows.append([c.key for c in chunks])
+        out = []
+        for c in chunks:
+            if stop is not None and stop():
+                break
+            games = [{"attacker": c.attacker, "defender": c.defender, "opening": o, "result": "draw",
+                      "reason": "truncated", "turns": 1, "chunk": c.key} for o in c.openings]
+            out.append(ChunkResult(c, games, 0.0, {}))
+            on_done(out[-1])
+        return out
+
+
+def test_a_round_is_followed_by_the_next_rounds_chunks_and_a_finished_build_fits_whole_rounds(tmp_path, monkeypatch):
+    """Workers go on into the next round while a round's last chunk runs; the build still stops
+    after the round that meets the target, and fits that round's games only."""
+    from agents.evaluation import anchors as anchors_module
+
+    tiny = {"random": "random", "greedy": "greedy", "m4": "mcts:4"}
+    keys = lambda r: {c.key for c in round_chunks(VARIANT, tiny, load_openings(VARIANT), 2026, r)}
+    monkeypatch.setattr(anchors_module, "ChunkRunner", _InstantRunner)
+    _InstantRunner.windows = []
+    two = build_anchors(VARIANT, anchors=tiny, target_ci=1e-9, max_rounds=2, root=tmp_path / "a",
+                        out=tmp_path / "a.json", progress=False)
+    first = _InstantRunner.windows[0]
+    assert set(first) == keys(0) | keys(1) and set(first[:len(keys(0))]) == keys(0)
+    assert two["rounds"] == 2 and two["stopped"] == "rounds" and two["games"] == 16 * len(keys(0) | keys(1)) // 2
+    _InstantRunner.windows = []
+    met = build_anchors(VARIANT, anchors=tiny, target_ci=1e9, root=tmp_path / "b", out=tmp_path / "b.json",
+                        progress=False)
+    assert met["rounds"] == 1 and met["stopped"] == "target" and met["games"] == 8 * len(keys(0))
+    # a round-1 chunk already in the record (played while round 0 ended) is kept but not fitted
+    runner = ChunkRunner(make_rules(VARIANT))
+    extra = sorted(keys(1))[0]
+    chunk = [c for c in round_chunks(VARIANT, tiny, load_openings(VARIANT), 2026, 1) if c.key == extra][0]
+    monkeypatch.setattr(anchors_module, "ChunkRunner", ChunkRunner)
+    with games_path(VARIANT, tmp_path / "b").open("a") as f:
+        res = runner.run([chunk])[0]
+        f.write(json.dumps({"key": extra, "attacker": chunk.attacker, "defender": chunk.defender, "seed": chunk.seed,
+                            "seconds": 0.0, "timing": {}, "games": res.games}) + "\n")
+    again = build_anchors(VARIANT, anchors=tiny, target_ci=1e9, max_minutes=0, root=tmp_path / "b",
+                          out=tmp_path / "c.json", progress=False)
+    assert again["games"] == met["games"] and again["anchors"] == met["anchors"]
+
+
 def test_a_ladder_grows_at_its_top_and_keeps_its_games(tmp_path):
     tiny = {"random": "random", "greedy": "greedy", "m1": "mcts:1"}
     grown = {**tiny, "m2": "mcts:2"}

@@ -19,7 +19,10 @@ round, the others every eighth (:func:`schedule`): neighbours' games carry the m
 and far pairs (random against the top search) are one-sided, so they are played only to check the
 order.
 Every chunk's seed comes from the build's seed, the two anchors, the side and the round
-(:func:`agents.evaluation.matches.chunk_seed`), so the games do not depend on ``--jobs``.
+(:func:`agents.evaluation.matches.chunk_seed`), so the games do not depend on ``--jobs``. A worker
+that would wait for its round's last long chunk starts on the next round's chunks (the fit of a
+round waits for the whole round; a next round's chunks played when the target is met stay in the
+record, unfitted).
 
 The build is **resumable**: each finished chunk is appended to ``results/anchors/<variant>/games.jsonl``
 (a first line records the settings; a run with other settings refuses to continue it), and a later
@@ -350,20 +353,38 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                       f"({played_now} now, {(time.monotonic() - t0) / 60:.1f} min)", end="", file=sys.stderr,
                       flush=True)
 
-        while True:
-            chunks = round_chunks(variant, anchors, suite, seed, round_)
-            todo = [c for c in chunks if c.key not in done]
-            if todo:
-                # the longest chunks first, so that the round's short ones fill the other workers
-                # while they run (the order changes no result: every chunk has its own seed)
-                runner.run(sorted(todo, key=lambda c: _expected_cost(c, anchors, done), reverse=True),
-                           on_done=record, stop=past_deadline)
-                if any(c.key not in done for c in todo):
-                    stopped = "time"
-                    break
-            round_ += 1
-            fit = fit_anchors(variant, anchors, [done[c.key] for r in range(round_)
+        def rounds_fit(rounds: int) -> dict[str, Any]:
+            return fit_anchors(variant, anchors, [done[c.key] for r in range(rounds)
                                                   for c in round_chunks(variant, anchors, suite, seed, r)])
+
+        while True:
+            # this round's chunks, the longest first (the round's short ones fill the other workers
+            # while they run), then the next round's, so that no worker idles while the round's last
+            # long chunk runs; the order changes no result: every chunk has its own seed
+            window = []
+            for r in range(round_, round_ + 2):
+                if max_rounds is not None and r >= max_rounds:
+                    break
+                todo = [c for c in round_chunks(variant, anchors, suite, seed, r) if c.key not in done]
+                window += sorted(todo, key=lambda c: _expected_cost(c, anchors, done), reverse=True)
+            this_round = [c.key for c in round_chunks(variant, anchors, suite, seed, round_)]
+            met: list[bool] = []
+
+            def halt() -> bool:
+                # past the deadline; or this round complete and the target met by it (asked once)
+                if past_deadline():
+                    return True
+                if not met and all(k in done for k in this_round):
+                    met.append(_widest(rounds_fit(round_ + 1)) <= target_ci)
+                return bool(met and met[0])
+
+            if window:
+                runner.run(window, on_done=record, stop=halt)
+            if any(k not in done for k in this_round):
+                stopped = "time"
+                break
+            round_ += 1
+            fit = rounds_fit(round_)
             if _widest(fit) <= target_ci:
                 break
             if max_rounds is not None and round_ >= max_rounds:
@@ -371,7 +392,10 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
                 break
     if progress:
         print(file=sys.stderr)
-    finished = [done[c.key] for r in range(round_ + 1) for c in round_chunks(variant, anchors, suite, seed, r)
+    # a finished build fits its complete rounds only (chunks of the next round played meanwhile
+    # stay in the record for a later build); one stopped by time everything played so far
+    last = round_ + 2 if stopped == "time" else round_
+    finished = [done[c.key] for r in range(last) for c in round_chunks(variant, anchors, suite, seed, r)
                 if c.key in done]
     fit = fit_anchors(variant, anchors, finished)
     widest = _widest(fit)
