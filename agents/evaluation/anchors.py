@@ -349,7 +349,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
             done[c.key] = row
             played_now += len(res.games)
             if progress:
-                print(f"\r{variant} anchors: round {round_}, {sum(len(d['games']) for d in done.values())} games "
+                print(f"\r{variant} anchors: round {c.block}, {sum(len(d['games']) for d in done.values())} games "
                       f"({played_now} now, {(time.monotonic() - t0) / 60:.1f} min)", end="", file=sys.stderr,
                       flush=True)
 
