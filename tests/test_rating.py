@@ -375,13 +375,10 @@ def test_a_round_is_followed_by_the_next_rounds_chunks_and_a_finished_build_fits
                         progress=False)
     assert met["rounds"] == 1 and met["stopped"] == "target" and met["games"] == 8 * len(keys(0))
     # a round-1 chunk already in the record (played while round 0 ended) is kept but not fitted
-    runner = ChunkRunner(make_rules(VARIANT))
-    extra = sorted(keys(1))[0]
-    chunk = [c for c in round_chunks(VARIANT, tiny, load_openings(VARIANT), 2026, 1) if c.key == extra][0]
-    monkeypatch.setattr(anchors_module, "ChunkRunner", ChunkRunner)
+    chunk = min(round_chunks(VARIANT, tiny, load_openings(VARIANT), 2026, 1), key=lambda c: c.key)
+    res = _InstantRunner(None).run([chunk], on_done=lambda r: None)[0]
     with games_path(VARIANT, tmp_path / "b").open("a") as f:
-        res = runner.run([chunk])[0]
-        f.write(json.dumps({"key": extra, "attacker": chunk.attacker, "defender": chunk.defender, "seed": chunk.seed,
+        f.write(json.dumps({"key": chunk.key, "attacker": chunk.attacker, "defender": chunk.defender, "seed": chunk.seed,
                             "seconds": 0.0, "timing": {}, "games": res.games}) + "\n")
     again = build_anchors(VARIANT, anchors=tiny, target_ci=1e9, max_minutes=0, root=tmp_path / "b",
                           out=tmp_path / "c.json", progress=False)
