@@ -1,11 +1,12 @@
 """How many rounds an unfinished anchor build still needs: replay each pair's recorded chunks into
 the rounds to come and fit after each round.
 
-The build's schedule (``agents.evaluation.anchors.schedule``) decides which pairs a round plays; a
-future chunk of a pair is taken, in turn, from that pair's recorded chunks (same sides), so the
-projection assumes the games to come score as the recorded ones did. It prints, per round, the games,
-the widest interval the build's target looks at and every anchor's half-width, and stops at the
-first round whose fit meets the target (or after ``--rounds``). Usage::
+The build's own ``round_chunks`` says which chunks a round plays; a future chunk is taken, in turn,
+from the recorded chunks of the same attacker and defender, so the projection assumes the games to
+come score as the recorded ones did. It prints, per round, the games, the widest interval the build's
+target looks at (the build's own measure) and every anchor's half-width, and stops at the first round
+whose fit meets the target (or after ``--rounds``). It only reads the record, so it may run beside a
+build. Usage::
 
     python benchmarks/anchor_projection.py legacy_alea_evangelii [--target-ci 50] [--rounds 60]
 """
@@ -16,7 +17,8 @@ import argparse
 import json
 from collections import defaultdict
 
-from agents.evaluation.anchors import PIN, UNBOUNDED, fit_anchors, games_path, schedule
+from agents.evaluation.anchors import _widest, fit_anchors, games_path, round_chunks
+from agents.evaluation.openings import load_openings
 
 
 def main() -> None:
@@ -25,24 +27,26 @@ def main() -> None:
     ap.add_argument("--target-ci", type=float, default=50.0)
     ap.add_argument("--rounds", type=int, default=60)
     args = ap.parse_args()
-    lines = [json.loads(line) for line in open(games_path(args.variant)) if line.strip()]
-    anchors, chunks = lines[0]["settings"]["anchors"], lines[1:]
+    with games_path(args.variant).open(encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f if line.endswith("\n")]   # not a line being written
+    settings, chunks = lines[0]["settings"], lines[1:]
+    anchors, suite = settings["anchors"], load_openings(args.variant)
     by_pair = defaultdict(list)
     for c in chunks:
         by_pair[c["attacker"], c["defender"]].append(c)
     played = {c["key"] for c in chunks}
     projected, used = list(chunks), defaultdict(int)
     for r in range(args.rounds):
-        for a, b in schedule(list(anchors), r):
-            for pair in ((a, b), (b, a)):
-                if f"r{r}:{pair[0]}>{pair[1]}" not in played:
-                    projected.append(by_pair[pair][used[pair] % len(by_pair[pair])])
-                    used[pair] += 1
+        for chunk in round_chunks(args.variant, anchors, suite, settings["seed"], r):
+            if chunk.key not in played:
+                pair = chunk.attacker, chunk.defender
+                projected.append(by_pair[pair][used[pair] % len(by_pair[pair])])
+                used[pair] += 1
         fit = fit_anchors(args.variant, anchors, projected)
-        half = {x["name"]: round(max(x["rating"] - x["low"], x["high"] - x["rating"]), 1)
-                for x in fit["anchors"] if x["name"] != PIN[0] and x["name"] not in UNBOUNDED}
-        widest = max(half.values())
-        print(f"after round {r}: {fit['games']} games, widest ±{widest}  {half}")
+        widest = _widest(fit)
+        half = {x["name"]: None if x["low"] is None else round(max(x["rating"] - x["low"], x["high"] - x["rating"]), 1)
+                for x in fit["anchors"]}
+        print(f"after round {r}: {fit['games']} games, widest ±{widest:.1f}  {half}")
         if widest <= args.target_ci:
             break
 
