@@ -17,7 +17,7 @@ import argparse
 import json
 from collections import defaultdict
 
-from agents.evaluation.anchors import _widest, fit_anchors, games_path, round_chunks
+from agents.evaluation.anchors import _widest, fit_anchors, games_path, half_width, round_chunks
 from agents.evaluation.openings import load_openings
 
 
@@ -44,8 +44,7 @@ def main() -> None:
                 used[pair] += 1
         fit = fit_anchors(args.variant, anchors, projected)
         widest = _widest(fit)
-        half = {x["name"]: None if x["low"] is None else round(max(x["rating"] - x["low"], x["high"] - x["rating"]), 1)
-                for x in fit["anchors"]}
+        half = {x["name"]: None if half_width(x) is None else round(half_width(x), 1) for x in fit["anchors"]}
         print(f"after round {r}: {fit['games']} games, widest ±{widest:.1f}  {half}")
         if widest <= args.target_ci:
             break

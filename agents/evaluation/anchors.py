@@ -243,10 +243,15 @@ def _expected_cost(chunk: Chunk, anchors: dict[str, str], done: dict[str, dict])
     return 1, ladder.index(chunk.attacker) + ladder.index(chunk.defender)
 
 
+def half_width(row: dict[str, Any]) -> float | None:
+    """The larger side of an anchor's 95% interval (``None``: the fit gave no interval)."""
+    return None if row["low"] is None else max(row["rating"] - row["low"], row["high"] - row["rating"])
+
+
 def _widest(fit: dict[str, Any]) -> float:
     """The largest half-width (either side) of the 95% intervals of the anchors that the target
     covers (all but the pin and :data:`UNBOUNDED`)."""
-    return max(math.inf if a["low"] is None else max(a["rating"] - a["low"], a["high"] - a["rating"])
+    return max(math.inf if half_width(a) is None else half_width(a)
                for a in fit["anchors"] if a["name"] != PIN[0] and a["name"] not in UNBOUNDED)
 
 
