@@ -457,6 +457,16 @@ def test_tafl_rate_bad_input_is_one_line(tmp_path, capsys, argv, message):
     assert message in err and len(err.splitlines()) == 1
 
 
+def test_tafl_rate_without_anchors_names_the_command_that_builds_them(tmp_path, capsys):
+    from tafl_env.cli import main
+
+    missing = tmp_path / "none.json"
+    assert main(["rate", "greedy", "--variant", VARIANT, "--anchors", str(missing), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"no anchors for {VARIANT}" in err
+    assert f"python -m agents.evaluation.anchors build {VARIANT}" in err and not missing.exists()
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_ladder_climbs_from_random_through_greedy_to_at_least_three_search_budgets(variant):
     specs = list(ANCHORS[variant].values())
