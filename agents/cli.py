@@ -382,7 +382,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
     require("eval", f"{PROG} rate")
     from .base import AgentSpecError
     from .evaluation.adapters import AgentError
-    from .evaluation.rate import rate
+    from .evaluation.rate import game_cap, rate
 
     if args.ray is not None:
         require("rllib", f"{PROG} rate --ray")
@@ -402,7 +402,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         from .evaluation.leaderboard import add_entry
 
         command = " ".join([PROG, "rate", args.agent, "--variant", args.variant, "--seed", str(args.seed),
-                            "--games", str(args.games)]
+                            "--games", str(game_cap(args.games, args.target_ci, args.sprt))]
                            + (["--target-ci", f"{args.target_ci:g}"] if args.target_ci else [])
                            + (["--sprt", f"{args.sprt[0]:g}", f"{args.sprt[1]:g}"] if args.sprt else [])
                            + (["--time-per-move", f"{args.time_per_move:g}"] if args.time_per_move else []))
@@ -431,8 +431,9 @@ def add_rate(sub) -> None:
                    help="the agent spec: greedy, mcts:N, mcts:Ts, mcts:N:policy:PATH, policy:PATH, rllib:DIR ... "
                         "(Python objects, callables and SB3 models: agents.evaluation.rate.rate)")
     p.add_argument("--variant", required=True, metavar="VARIANT", help="the variant (tafl variants)")
-    p.add_argument("--games", type=positive_int, default=400, metavar="N",
-                   help="the most games to play (default 400; rounded up to whole game pairs of a block)")
+    p.add_argument("--games", type=positive_int, metavar="N",
+                   help="the most games to play (default 400, or 2000 with --target-ci or --sprt; "
+                        "rounded up to whole game pairs of a block)")
     p.add_argument("--target-ci", type=bounded_float(0, 10_000, "an Elo half-width", low_open=True), metavar="ELO",
                    help="stop once the 95%% interval is within +-ELO")
     p.add_argument("--sprt", type=bounded_float(-10_000, 10_000, "an Elo"), nargs=2, metavar=("ELO0", "ELO1"),

@@ -22,7 +22,7 @@ from agents.evaluation.anchors import (ANCHORS, build_anchors, games_path, load_
 from agents.evaluation.matches import ChunkRunner
 from agents.evaluation.openings import load_openings, openings_path
 from agents.evaluation.play import opening_states, play_games
-from agents.evaluation.rate import RATED, choose_anchors, rate, sprt_llr
+from agents.evaluation.rate import FAR_ELO, RATED, choose_anchors, rate, sprt_llr
 from agents.evaluation.ratings import ELO_SCALE, elo_difference, ratings_against_fixed
 from tafl_env.game import Game, engine_for
 from tafl_env.rules import VARIANTS, make_rules
@@ -91,12 +91,28 @@ def test_sprt_decides_both_ways():
     assert strong > math.log(0.95 / 0.05) and weak < math.log(0.05 / 0.95)
 
 
-def test_choose_anchors_brackets_the_estimate():
+def test_choose_anchors_brackets_the_estimate_and_passes_over_a_far_anchor():
     ladder = [("a", 0.0), ("b", 1000.0), ("c", 1300.0), ("d", 1800.0)]
     assert choose_anchors(1100, ladder) == ["b", "c"]
-    assert choose_anchors(1300, ladder) == ["c", "d"]
+    assert choose_anchors(1550, ladder) == ["c", "d"]
     assert choose_anchors(-50, ladder) == ["a", "b"]
     assert choose_anchors(5000, ladder) == ["c", "d"]
+    # a bracketing anchor over FAR_ELO away gives way to the next nearest on the other side
+    assert choose_anchors(950, ladder) == ["b", "c"]
+    assert choose_anchors(1300, ladder) == choose_anchors(1350, ladder) == ["b", "c"]
+    # ... but not when both are far: then they are still the nearest
+    assert choose_anchors(500, ladder) == ["a", "b"]
+    assert choose_anchors(1000 - FAR_ELO, ladder) == ["a", "b"]
+
+
+def test_an_agent_just_under_an_anchor_above_random_plays_no_games_against_random():
+    """greedy starts at 1000, just under the 1010 anchor whose only neighbour below is random: it
+    plays the two greedy anchors above, never random (issue: no games against random for an agent
+    it cannot tell apart)."""
+    ladder = table(("rnd", "random", -600.0), ("g", "greedy", 1010.0), ("g2", "greedy", 1300.0))
+    r = rate("greedy", VARIANT, anchors=ladder, games=96, seed=4)
+    assert {o["name"] for o in r.opponents} == {"g", "g2"}
+    assert not any("rnd" in (g["attacker"], g["defender"]) for g in r.records) and len(r.records) == 96
 
 
 # --- openings ---------------------------------------------------------------------------------
@@ -439,6 +455,21 @@ def test_tafl_rate_prints_a_rating_and_json(tmp_path, capsys):
     assert "greedy in legacy_ard_ri: Elo" in out and "as defender" in out
     data = json.loads(out.strip().splitlines()[-1])
     assert data["games"] == 32 and data["low"] < data["elo"] < data["high"]
+
+
+def test_tafl_rate_with_a_stopping_rule_caps_at_2000_games_and_its_leaderboard_line_says_so(tmp_path, monkeypatch,
+                                                                                            capsys):
+    from tafl_env.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "anchors.json").write_text(json.dumps(RANDOM_ONLY))
+    assert main(["rate", "random", "--variant", VARIANT, "--anchors", "anchors.json", "--target-ci", "400",
+                 "--seed", "2", "--no-progress", "--leaderboard", "mine"]) == 0
+    line = json.loads((tmp_path / "results" / "leaderboard.json").read_text())["variants"][VARIANT]["mine"]
+    assert line["command"] == "tafl rate random --variant legacy_ard_ri --seed 2 --games 2000 --target-ci 400"
+    assert line["stopped"].startswith("target") and line["games"] < 400
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -3,9 +3,10 @@
 **Games.** The rated agent plays the anchors (:mod:`.anchors`) from the variant's opening suite
 (:mod:`.openings`) in **rounds**: each round, against each of the two anchors nearest its current
 estimate (the nearest at or below it and the nearest above; the two nearest when it lies beyond the
-ladder's end), the next block of :data:`~.anchors.BLOCK` openings of that anchor, **each opening
-twice: once with the rated agent attacking, once defending** (a game pair). After the suite the
-blocks come round again with new seeds. The first estimate is the pinned anchor's rating.
+ladder's end, or when one of those is over :data:`FAR_ELO` away, as random often is), the next
+block of :data:`~.anchors.BLOCK` openings of that anchor, **each opening twice: once with the
+rated agent attacking, once defending** (a game pair). After the suite the blocks come round again
+with new seeds. The first estimate is the pinned anchor's rating.
 
 **Rating.** The anchors' ratings and the side term ``h`` are fixed (the anchor file's); the rated
 agent's Elo maximises the Bradley–Terry likelihood of its games with them held
@@ -14,7 +15,8 @@ profile-likelihood interval. Per side: the same fit on its games as attacker onl
 defender only. Rating never moves an anchor.
 
 **Stopping**, checked after every round: ``games`` played (a cap, rounded up to whole game pairs
-of a block); ``target_ci``: the interval's half-width (the larger side) is at most that many Elo;
+of a block; 400 by default, 2000 when a rule below may stop it first, :func:`game_cap`);
+``target_ci``: the interval's half-width (the larger side) is at most that many Elo;
 ``sprt=(elo0, elo1)``: the sequential probability ratio test of H0 "its Elo is ``elo0``" against
 H1 "its Elo is ``elo1``" (Wald 1945) decides, at error rates ``alpha``, ``beta`` (5% each). The
 log-likelihood ratio is the normal (GSPRT) approximation on game-pair scores used by chess engine
@@ -55,7 +57,8 @@ from .openings import load_openings
 from .ratings import DEFAULT_PRIOR_SD, ELO_SCALE, expected_score, ratings_against_fixed
 from .stats import attacker_score, wdl
 
-__all__ = ["Rating", "rate", "choose_anchors", "sprt_llr", "RATED"]
+__all__ = ["Rating", "rate", "game_cap", "choose_anchors", "sprt_llr", "RATED", "FAR_ELO", "GAMES",
+           "GAMES_WITH_A_STOP"]
 
 RATED = "rated"
 """The rated agent's name in game rows and seeds (so that its label never changes the games)."""
@@ -114,13 +117,24 @@ class Rating:
         return "\n".join(lines)
 
 
+FAR_ELO = 400.0
+"""Of two players this many Elo apart, the weaker is expected to score 1 point in 11: games with an
+anchor this far from the estimate say little, so :func:`choose_anchors` passes it over where a
+nearer one exists."""
+
+
 def choose_anchors(estimate: float, anchors: Sequence[tuple[str, float]]) -> list[str]:
-    """The two anchors that bracket ``estimate``: the nearest at or below and the nearest above
-    (the two nearest when it lies beyond an end of the ladder).
+    """The two anchors to play next: the two that bracket ``estimate`` (the nearest at or below
+    and the nearest above; the two nearest when it lies beyond an end of the ladder), unless one
+    of them is more than :data:`FAR_ELO` from it: then the two nearest ``estimate``. So an agent
+    just under a rung whose only neighbour below is random plays the rungs above it, not random.
+    Returned weakest first.
 
     >>> ladder = [("random", 500.0), ("greedy", 1000.0), ("mcts", 1400.0)]
     >>> choose_anchors(1000.0, ladder), choose_anchors(1200, ladder), choose_anchors(2000, ladder)
     (['greedy', 'mcts'], ['greedy', 'mcts'], ['greedy', 'mcts'])
+    >>> choose_anchors(700.0, ladder), choose_anchors(980.0, ladder)
+    (['random', 'greedy'], ['greedy', 'mcts'])
     >>> choose_anchors(100.0, ladder)
     ['random', 'greedy']
     """
@@ -128,9 +142,12 @@ def choose_anchors(estimate: float, anchors: Sequence[tuple[str, float]]) -> lis
     if len(ladder) <= 2:
         return [name for name, _ in ladder]
     below = [k for k, (_, r) in enumerate(ladder) if r <= estimate]
-    k = below[-1] if below else 0
-    k = min(k, len(ladder) - 2)
-    return [ladder[k][0], ladder[k + 1][0]]
+    k = min(below[-1] if below else 0, len(ladder) - 2)
+    pair = ladder[k:k + 2]
+    if max(abs(r - estimate) for _, r in pair) > FAR_ELO:
+        nearest = sorted(ladder, key=lambda a: abs(a[1] - estimate))[:2]
+        pair = sorted(nearest, key=lambda a: a[1])
+    return [name for name, _ in pair]
 
 
 def _pair_scores(games: Sequence[dict[str, Any]]) -> list[tuple[str, float]]:
@@ -183,7 +200,26 @@ def _wdl_text(scores: list[float]) -> str:
     return f"{t['wins']}-{t['draws']}-{t['losses']}"
 
 
-def rate(agent: Any, variant: str, *, games: int = 400, target_ci: float | None = None,
+GAMES = 400
+"""The default cap on games with no stopping rule."""
+GAMES_WITH_A_STOP = 2000
+"""The default cap with ``target_ci`` or ``sprt``: high enough that the rule, not the cap, stops a
+rating (the shipped Tablut policy needs about 800 games for ±50; a decisive SPRT far fewer)."""
+
+
+def game_cap(games: int | None, target_ci: float | None = None, sprt: tuple[float, float] | None = None) -> int:
+    """The most games :func:`rate` plays: ``games`` if given, else :data:`GAMES`, or
+    :data:`GAMES_WITH_A_STOP` when ``target_ci`` or ``sprt`` may stop it first.
+
+    >>> game_cap(None), game_cap(None, target_ci=50), game_cap(96, target_ci=50)
+    (400, 2000, 96)
+    """
+    if games is not None:
+        return games
+    return GAMES if target_ci is None and sprt is None else GAMES_WITH_A_STOP
+
+
+def rate(agent: Any, variant: str, *, games: int | None = None, target_ci: float | None = None,
          sprt: tuple[float, float] | None = None, alpha: float = 0.05, beta: float = 0.05,
          time_per_move: float | None = None, jobs: int = 1, ray: bool | str = False, seed: int = 0,
          anchors: dict[str, Any] | str | None = None, openings: Sequence[Sequence[str]] | str | None = None,
@@ -193,7 +229,8 @@ def rate(agent: Any, variant: str, *, games: int = 400, target_ci: float | None 
     Args:
         agent: an agent spec, an :class:`~agents.base.Agent`, a callable ``(observation,
             action_mask) -> action``, an SB3 model or an RLlib module (:mod:`.adapters`).
-        games: the most games to play (rounded up to whole rounds' game pairs).
+        games: the most games to play (rounded up to whole rounds' game pairs); by default
+            400, or 2000 with ``target_ci`` or ``sprt`` (:func:`game_cap`).
         target_ci: stop once the 95% interval is within ± this many Elo.
         sprt: ``(elo0, elo1)``: stop when the SPRT decides (error rates ``alpha``, ``beta``).
         time_per_move: seconds a move for a searching rated agent (the anchors keep theirs).
@@ -207,6 +244,7 @@ def rate(agent: Any, variant: str, *, games: int = 400, target_ci: float | None 
         AgentError: the rated agent cannot be built, cannot play the variant, raised or played
             an illegal move (one line naming it).
     """
+    games = game_cap(games, target_ci, sprt)
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     if target_ci is not None and not target_ci > 0:
