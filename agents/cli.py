@@ -388,8 +388,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
         require("rllib", f"{PROG} rate --ray")
     if args.sprt is not None and not args.sprt[0] < args.sprt[1]:
         raise CommandError(f"--sprt needs ELO0 < ELO1, got {args.sprt[0]:g} {args.sprt[1]:g}")
+    games = game_cap(args.games, args.target_ci, args.sprt)     # the cap played is the one recorded
     try:
-        result = rate(args.agent, args.variant, games=args.games, target_ci=args.target_ci,
+        result = rate(args.agent, args.variant, games=games, target_ci=args.target_ci,
                       sprt=tuple(args.sprt) if args.sprt else None, time_per_move=args.time_per_move,
                       jobs=args.jobs, ray=False if args.ray is None else (args.ray or True), seed=args.seed,
                       anchors=args.anchors, openings=args.openings, progress=not args.no_progress)
@@ -402,7 +403,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         from .evaluation.leaderboard import add_entry
 
         command = " ".join([PROG, "rate", args.agent, "--variant", args.variant, "--seed", str(args.seed),
-                            "--games", str(game_cap(args.games, args.target_ci, args.sprt))]
+                            "--games", str(games)]
                            + (["--target-ci", f"{args.target_ci:g}"] if args.target_ci else [])
                            + (["--sprt", f"{args.sprt[0]:g}", f"{args.sprt[1]:g}"] if args.sprt else [])
                            + (["--time-per-move", f"{args.time_per_move:g}"] if args.time_per_move else []))
