@@ -116,7 +116,46 @@ def split_spec(spec: object) -> tuple[str, str | None]:
         raise AgentSpecError(f"unknown agent {spec!r}; known kinds: {', '.join(sorted(_REGISTRY))}")
     if kind in _NO_ARGUMENT and sep:
         raise AgentSpecError(f"agent {kind!r} takes no argument, got {spec!r}")
-    return kind, (arg or None)
+    if sep and not arg.strip():
+        raise AgentSpecError(f"agent spec {spec!r} has nothing after its colon: write {kind!r} alone for "
+                             f"the default, or {kind}:ARG")
+    return kind, (arg if sep else None)
+
+
+UNPICKLING_KINDS: frozenset[str] = frozenset({"unpickle-policy", "rllib"})
+"""Kinds whose loading unpickles the file they name, and so runs any code a crafted file holds
+(SB3's own ``MaskablePPO.load``; RLlib checkpoints). A user opts in to them on the command line or
+in a call's own argument; a data file (an anchor file, the leaderboard, a config, a match record)
+never may: :func:`check_data_spec`."""
+
+
+def check_data_spec(spec: object, where: str) -> str:
+    """``spec`` read from a data file (``where`` names it), refused with one line if it is not a
+    spec or if it, or a spec nested in it (``mcts:N:policy:PATH``), names a kind of
+    :data:`UNPICKLING_KINDS`; nothing is built or loaded.
+
+    >>> check_data_spec("mcts:100:policy:legacy_ard_ri", "anchors.json")
+    'mcts:100:policy:legacy_ard_ri'
+    >>> check_data_spec("mcts:100:unpickle-policy:evil.zip", "anchors.json")
+    Traceback (most recent call last):
+    ...
+    agents.base.AgentSpecError: anchors.json: agent spec 'mcts:100:unpickle-policy:evil.zip' names 'unpickle-policy', which unpickles its file (runs any code in it); a data file may not ask for that, only a command line or a call's own argument
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"{where}: an agent spec must be a non-empty string, got {_short(spec)}")
+    # every colon-separated field is checked, not only the kind: a nested spec is one of them
+    for part in spec.split(":"):
+        if part.strip() in UNPICKLING_KINDS:
+            raise AgentSpecError(f"{where}: agent spec {_short(spec)} names {part.strip()!r}, which unpickles its "
+                                 f"file (runs any code in it); a data file may not ask for that, only a command "
+                                 f"line or a call's own argument")
+    return spec
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters (a data file's field may be huge)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:

@@ -30,6 +30,7 @@ from tafl_env.engine import Engine, State
 from tafl_env.observation import observe
 
 from ..base import Agent, AgentSpecError, split_spec
+from ..checks import is_int
 from ..errors import AgentsError
 
 __all__ = ["AgentError", "CallableAgent", "SB3Agent", "GuardedAgent", "agent_source", "with_time_budget"]
@@ -66,7 +67,14 @@ class CallableAgent(Agent):
     def choose(self, engine: Engine, state: State) -> np.ndarray:
         obs = observe(engine, state, state.to_move.astype(np.intp))
         masks = engine.legal_action_mask(state)
-        return np.array([int(self.fn(obs[g], masks[g])) for g in range(len(state))], dtype=np.int64)
+        return np.array([self._action(self.fn(obs[g], masks[g])) for g in range(len(state))], dtype=np.int64)
+
+    def _action(self, value: Any) -> int:
+        # an action is an int: 92.5, "92" or True is a bug in the callable, not a move to round
+        if not is_int(value):
+            raise TypeError(f"{self.name} returned {str(value)[:40]!r} ({type(value).__name__}); an action "
+                            f"is an int")
+        return int(value)
 
 
 class SB3Agent(Agent):

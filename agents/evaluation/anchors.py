@@ -10,6 +10,7 @@ Simulation budgets, not times, define them: a simulation is the same work on any
 opening suite (:mod:`.openings`) at the rules' default move cap::
 
     python -m agents.evaluation.anchors build VARIANT [--jobs N] [--max-minutes M] [--target-ci 50]
+    python -m agents.evaluation.anchors fit VARIANT      # the anchor file from the record alone
 
 It plays in **rounds**. Round ``r`` plays opening block ``r mod B`` (blocks of
 :data:`BLOCK` openings; ``B`` blocks in the suite, then the suite again with new seeds), each
@@ -49,6 +50,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import time
 from pathlib import Path
@@ -56,11 +58,16 @@ from typing import Any
 
 from tafl_env.rules import VARIANTS, make_rules
 
+from tafl_env.cli import MAX_SEED
+
+from ..base import check_data_spec
+from ..checks import check_int, check_number
 from .matches import Chunk, ChunkResult, ChunkRunner, chunk_seed
 from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
 from .ratings import elo_ratings
 
-__all__ = ["ANCHORS", "SEARCH_BUDGETS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors", "schedule",
+__all__ = ["ANCHORS", "SEARCH_BUDGETS", "PIN", "BLOCK", "anchors_path", "games_path", "load_anchors",
+           "check_anchor_table", "schedule",
            "round_chunks", "build_anchors", "fit_anchors", "out_of_order",
            "describe_out_of_order"]
 
@@ -125,9 +132,49 @@ def load_anchors(variant: str, path: str | os.PathLike | None = None) -> dict[st
     if not file.is_file():
         raise FileNotFoundError(f"no anchors for {variant} ({file}); build them with: "
                                 f"python -m agents.evaluation.anchors build {variant}")
-    data = json.loads(file.read_text(encoding="utf-8"))
-    if data.get("variant") != variant:
-        raise ValueError(f"{file} holds the anchors of {data.get('variant')!r}, not {variant!r}")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"cannot read the anchor file {file}: {exc}") from None
+    return check_anchor_table(data, variant, str(file))
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_anchor_table(data: object, variant: str, where: str = "the anchors") -> dict[str, Any]:
+    """``data`` if it is an anchor table of ``variant`` that rating can use: ``anchors``, a list of
+    at least two ``{"name", "spec", "rating"}`` (names unique, ratings finite, specs that a data
+    file may name: :func:`agents.base.check_data_spec`), and ``side_advantage.elo`` finite; else a
+    ``ValueError`` of one line naming ``where`` and the field.
+
+    >>> check_anchor_table({"variant": "legacy_ard_ri", "anchors": []}, "legacy_ard_ri", "x.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: x.json: 'anchors' must be a non-empty list of anchors, got []
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: an anchor table is a JSON object, got {type(data).__name__}")
+    if data.get("variant", variant) != variant:
+        raise ValueError(f"{where} holds the anchors of {data.get('variant')!r}, not {variant!r}")
+    rows = data.get("anchors")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{where}: 'anchors' must be a non-empty list of anchors, got {str(rows)[:60]}")
+    names = set()
+    for k, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise ValueError(f"{where}: anchor {k} is not an object")
+        name = row.get("name")
+        if not isinstance(name, str) or not name or name in names:
+            raise ValueError(f"{where}: anchor {k} needs a unique non-empty 'name', got {str(name)[:60]!r}")
+        names.add(name)
+        check_data_spec(row.get("spec"), f"{where}, anchor {name!r}")
+        if not _finite(row.get("rating")):
+            raise ValueError(f"{where}: anchor {name!r} needs a finite 'rating', got {str(row.get('rating'))[:60]}")
+    side = data.get("side_advantage")
+    if not isinstance(side, dict) or not _finite(side.get("elo")):
+        raise ValueError(f"{where}: 'side_advantage' must be an object with a finite 'elo'")
     return data
 
 
@@ -175,38 +222,95 @@ def _settings(variant: str, anchors: dict[str, str], seed: int) -> dict[str, Any
 
 
 def _recorded_settings(path: Path) -> dict[str, Any] | None:
-    """The settings on the first line of a build's record, if there is one."""
+    """The settings on the first line of a build's record, if there is one (checked: a first line
+    that is not a settings object is an error naming the file)."""
     if not path.is_file():
         return None
     with path.open(encoding="utf-8") as f:
         first = f.readline()
-    return json.loads(first).get("settings") if first.strip() else None
+    return _settings_line(first, path) if first.strip() else None
+
+
+def _settings_line(line: str, path: Path) -> dict[str, Any]:
+    try:
+        head = json.loads(line)
+    except ValueError:
+        head = None
+    settings = head.get("settings") if isinstance(head, dict) else None
+    if not isinstance(settings, dict) or not isinstance(settings.get("anchors"), dict):
+        raise ValueError(f"{path}, line 1: not a build's settings line ({line.strip()[:60]!r}); "
+                         "move the file away to start afresh")
+    return settings
+
+
+RESULTS = ("attacker", "defender", "draw")
+
+
+def _check_row(row: object, anchors: dict[str, str]) -> str | None:
+    """What is wrong with a record line read back (``None``: nothing): a chunk of two anchors of
+    the ladder with its seed, time, timing per side and games."""
+    if not isinstance(row, dict):
+        return f"a chunk is a JSON object, got {type(row).__name__}"
+    if not isinstance(row.get("key"), str):
+        return "no 'key'"
+    for side in ("attacker", "defender"):
+        if row.get(side) not in anchors:
+            return f"{side} {str(row.get(side))[:40]!r} is not an anchor of the ladder"
+    if not _finite(row.get("seconds")) or row["seconds"] < 0:
+        return f"'seconds' must be a number >= 0, got {str(row.get('seconds'))[:40]!r}"
+    timing = row.get("timing")
+    if not isinstance(timing, dict) or not all(
+            k in ("attacker", "defender") and isinstance(v, list) and len(v) == 2 and _finite(v[0])
+            and isinstance(v[1], int) and not isinstance(v[1], bool) for k, v in timing.items()):
+        return "'timing' must map attacker/defender to [seconds, moves]"
+    games = row.get("games")
+    if not isinstance(games, list):
+        return "'games' must be a list"
+    for g in games:
+        if not isinstance(g, dict) or g.get("result") not in RESULTS \
+                or g.get("attacker") != row["attacker"] or g.get("defender") != row["defender"]:
+            return f"a game that is not a result of this chunk's two anchors: {str(g)[:60]}"
+    return None
 
 
 def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
     """Finished chunks by key from ``path`` (checked against ``settings``, or grown from them at
-    the ladder's top: then the file's first line records the new settings); a torn last line (a
-    run killed while writing) is dropped from the file."""
+    the ladder's top: then the file's first line records the new settings). A torn last line (a
+    run killed while writing) is dropped from the file; any other line that cannot be read stops
+    the build with an error naming it, the file untouched (a later build would otherwise drop
+    every line after it)."""
     if not path.is_file():
         return {}
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read the anchor record {path}: {exc}") from None
     if not lines:
         return {}
-    head = json.loads(lines[0])
-    recorded = head.get("settings") or {}
+    recorded = _settings_line(lines[0], path)
     if recorded != settings and not _grows_the_ladder(recorded, settings):
-        raise ValueError(f"{path} was played with other settings ({head.get('settings')}); move it away "
+        raise ValueError(f"{path} was played with other settings ({recorded}); move it away "
                          "to start afresh")
     done: dict[str, dict] = {}
     good = len(lines)
     for n, line in enumerate(lines[1:], start=1):
+        last = n == len(lines) - 1
         try:
             row = json.loads(line)
-            if not line.endswith("\n"):
-                raise ValueError
         except ValueError:
+            if last:                    # torn: the run stopped while writing it
+                good = n
+                break
+            raise ValueError(f"{path}, line {n + 1}: not a JSON line ({line.strip()[:60]!r}); only a torn "
+                             "last line is dropped: mend or remove this one, nothing was changed") from None
+        if not line.endswith("\n"):    # a complete object with its newline torn off
             good = n
             break
+        problem = _check_row(row, settings["anchors"])
+        if problem:
+            raise ValueError(f"{path}, line {n + 1}: {problem}; mend or remove this line, nothing was changed")
+        if row["key"] in done:
+            raise ValueError(f"{path}, line {n + 1}: chunk {row['key']!r} is recorded twice")
         done[row["key"]] = row
     if good < len(lines) or recorded != settings:
         lines[0] = json.dumps({"settings": settings}) + "\n"
@@ -214,6 +318,35 @@ def _read_games(path: Path, settings: dict[str, Any]) -> dict[str, dict]:
         tmp.write_text("".join(lines[:good]), encoding="utf-8")
         os.replace(tmp, path)
     return done
+
+
+def check_ladder(anchors: object) -> dict[str, str]:
+    """``anchors`` (name → spec) if every name is a short plain word and every spec builds an
+    agent (built once here, so that a bad spec stops the build before any file is touched; specs
+    that unpickle are refused: a ladder is kept in the record, a data file); else one line naming it.
+
+    >>> check_ladder({"greedy": "greedy", "big": "mcts:5O000"})
+    Traceback (most recent call last):
+    ...
+    ValueError: anchor 'big': ...mcts simulations must be an integer (or a time such as 1s), got '5O000'
+    """
+    from ..base import make_agent
+
+    if not isinstance(anchors, dict) or len(anchors) < 2:
+        raise ValueError(f"a ladder is a mapping of at least two anchor names to agent specs, got {str(anchors)[:60]}")
+    for name, spec in anchors.items():
+        if not isinstance(name, str) or not ANCHOR_NAME.fullmatch(name):
+            raise ValueError(f"anchor name {str(name)[:40]!r}: use 1-32 letters, digits, '_', '-' or '+'")
+        check_data_spec(spec, f"anchor {name!r}")
+        try:
+            make_agent(spec)
+        except ValueError as exc:
+            raise ValueError(f"anchor {name!r}: {' '.join(str(exc).split())}") from None
+    return dict(anchors)
+
+
+ANCHOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+\-]{0,31}")
+"""An anchor's name: it keys the record's chunks and seeds, and heads a leaderboard row."""
 
 
 def _grows_the_ladder(recorded: dict[str, Any], settings: dict[str, Any]) -> bool:
@@ -316,20 +449,31 @@ def fit_anchors(variant: str, anchors: dict[str, str], chunks: list[dict]) -> di
 def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes: float | None = None,
                   target_ci: float = 50.0, max_rounds: int | None = None, root: str | os.PathLike = "results/anchors",
                   out: str | os.PathLike | None = None, anchors: dict[str, str] | None = None,
-                  progress: bool = True, command: str | None = None) -> dict[str, Any]:
+                  progress: bool = True, command: str | None = None, play: bool = True) -> dict[str, Any]:
     """Play (or continue) the anchors' round robin of ``variant`` and write its anchor file
-    (module docstring). Returns the file's content.
+    (module docstring). Returns the file's content. With ``play=False`` no game is played: the
+    recorded games are fitted and the file written (``anchors fit``).
+
+    Every argument and every anchor's spec is checked before the record is read or written (a
+    ``TypeError`` or ``ValueError`` naming it); a record with no game of the ladder writes no file.
 
     ``anchors``: the ladder (name → spec); ``None``: :data:`ANCHORS`, or the record's ladder where
     an earlier build grew it at its top (so that such a build is continued without naming the new
     anchors again)."""
+    seed = check_int("seed", seed, low=0, high=MAX_SEED)
+    jobs = check_int("jobs", jobs, low=1, high=1024)
+    if max_minutes is not None:
+        max_minutes = check_number("max_minutes", max_minutes, low=0, high=10_000_000, low_open=True)
+    target_ci = check_number("target_ci", target_ci, low=0, high=10_000, low_open=True)
+    if max_rounds is not None:
+        max_rounds = check_int("max_rounds", max_rounds, low=1, high=1_000_000)
     path = games_path(variant, root)
     if anchors is None:
         anchors = dict(ANCHORS[variant])
         recorded = _recorded_settings(path)
         if recorded is not None and _grows_the_ladder(_settings(variant, anchors, seed), recorded):
             anchors = dict(recorded["anchors"])
-    anchors = dict(anchors)
+    anchors = check_ladder(anchors)         # before anything is written: a bad spec changes no file
     rules = make_rules(variant)
     suite = load_openings(variant)
     settings = _settings(variant, anchors, seed)
@@ -338,7 +482,7 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"settings": settings}) + "\n", encoding="utf-8")
     t0 = time.monotonic()
-    deadline = None if max_minutes is None else t0 + 60 * max_minutes
+    deadline = t0 if not play else None if max_minutes is None else t0 + 60 * max_minutes
     past_deadline = lambda: deadline is not None and time.monotonic() >= deadline
     played_now = 0
     stopped = "target"
@@ -402,6 +546,8 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
     last = round_ + 2 if stopped == "time" else round_
     finished = [done[c.key] for r in range(last) for c in round_chunks(variant, anchors, suite, seed, r)
                 if c.key in done]
+    if not finished:
+        raise ValueError(f"no games of this ladder recorded in {path}: no anchor file written")
     fit = fit_anchors(variant, anchors, finished)
     widest = _widest(fit)
     disorder = out_of_order(fit["anchors"])
@@ -425,40 +571,51 @@ def build_anchors(variant: str, *, seed: int = 2026, jobs: int = 1, max_minutes:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.evaluation.anchors build|fit VARIANT ...``; a bad input stops it with one
+    line on stderr and exit status 2, before any file is read or written."""
+    from tafl_env.cli import bounded_float, positive_int, seed_int
+
     p = argparse.ArgumentParser(prog="python -m agents.evaluation.anchors",
                                 description="Build (or continue) a variant's anchor ratings: the paired round "
                                             "robin of agents/evaluation/anchors.py, resumable; writes "
                                             "agents/evaluation/data/anchors/VARIANT.json at the end.")
     sub = p.add_subparsers(dest="what", required=True)
     b = sub.add_parser("build", help="play the round robin (continuing a recorded one) and write the anchor file")
-    b.add_argument("variant", choices=VARIANTS)
-    b.add_argument("--seed", type=int, default=2026)
-    b.add_argument("--jobs", type=int, default=1, help="worker processes")
-    b.add_argument("--max-minutes", type=float, help="stop (between chunks) after M minutes; a later run continues")
-    b.add_argument("--target-ci", type=float, default=50.0, help="stop once every anchor's 95%% interval is "
-                                                                 "within +-ELO (default 50)")
-    b.add_argument("--max-rounds", type=int, help="stop after this many rounds")
-    b.add_argument("--root", default="results/anchors", help="where games.jsonl is kept (default results/anchors)")
-    b.add_argument("--out", help="write the anchor file here instead of the shipped one")
+    f = sub.add_parser("fit", help="write the anchor file from the recorded games alone (nothing played)")
+    for q in (b, f):
+        q.add_argument("variant", choices=VARIANTS)
+        q.add_argument("--seed", type=seed_int, default=2026)
+        q.add_argument("--jobs", type=positive_int, default=1, help="worker processes")
+        q.add_argument("--target-ci", type=bounded_float(0, 10_000, "an Elo half-width", low_open=True), default=50.0,
+                       help="stop once every anchor's 95%% interval is within +-ELO (default 50)")
+        q.add_argument("--root", default="results/anchors", help="where games.jsonl is kept (default results/anchors)")
+        q.add_argument("--out", help="write the anchor file here instead of the shipped one")
+    b.add_argument("--max-minutes", type=bounded_float(0, 10_000_000, "minutes", low_open=True),
+                   help="stop (between chunks) after M minutes; a later run continues")
+    b.add_argument("--max-rounds", type=positive_int, help="stop after this many rounds")
     b.add_argument("--add", action="append", default=[], metavar="NAME=SPEC",
                    help="grow the ladder at its top with this anchor (repeatable; the recorded games are "
                         "kept, and later builds continue the grown ladder)")
     args = p.parse_args(argv)
-    anchors = None
-    if args.add:
-        recorded = _recorded_settings(games_path(args.variant, args.root))
-        anchors = dict(recorded["anchors"] if recorded else ANCHORS[args.variant])
-        for item in args.add:
-            name, eq, spec = item.partition("=")
-            if not eq or not name or not spec:
-                p.error(f"--add {item!r}: expected NAME=SPEC, e.g. mcts20000=mcts:20000")
-            if name in anchors:
-                p.error(f"--add {item!r}: the ladder already has an anchor named {name!r}")
-            anchors[name] = spec
     command = "python -m agents.evaluation.anchors " + " ".join(argv if argv is not None else sys.argv[1:])
-    res = build_anchors(args.variant, seed=args.seed, jobs=args.jobs, max_minutes=args.max_minutes,
-                        target_ci=args.target_ci, max_rounds=args.max_rounds, root=args.root, out=args.out,
-                        anchors=anchors, command=command)
+    try:
+        anchors = None
+        if getattr(args, "add", None):
+            recorded = _recorded_settings(games_path(args.variant, args.root))
+            anchors = dict(recorded["anchors"] if recorded else ANCHORS[args.variant])
+            for item in args.add:
+                name, eq, spec = item.partition("=")
+                if not eq or not name or not spec:
+                    raise ValueError(f"--add {item[:60]!r}: expected NAME=SPEC, e.g. mcts20000=mcts:20000")
+                if name in anchors:
+                    raise ValueError(f"--add {item[:60]!r}: the ladder already has an anchor named {name!r}")
+                anchors[name] = spec
+        res = build_anchors(args.variant, seed=args.seed, jobs=args.jobs, max_minutes=getattr(args, "max_minutes", None),
+                            target_ci=args.target_ci, max_rounds=getattr(args, "max_rounds", None), root=args.root,
+                            out=args.out, anchors=anchors, command=command, play=args.what == "build")
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"error: {' '.join(str(exc).split())[:400]}", file=sys.stderr)
+        return 2
     print(f"{args.variant}: {res['games']} games, {res['rounds']} rounds, widest interval +-{res['widest_half_interval']} "
           f"(target {'met' if res['target_met'] else 'not met'}; stopped: {res['stopped']})")
     for a in sorted(res["anchors"], key=lambda a: a["rating"]):

@@ -41,7 +41,8 @@ from tafl_env.game import engine_for
 from tafl_env.notation import format_position
 from tafl_env.rules import SIDES, VARIANTS, make_rules
 
-__all__ = ["DATA_DIR", "DEFAULTS", "generate_openings", "load_openings", "openings_path", "write_json_atomic"]
+__all__ = ["DATA_DIR", "DEFAULTS", "generate_openings", "load_openings", "check_openings", "openings_path",
+           "write_json_atomic"]
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 """Shipped benchmark data: ``openings/<variant>.json`` and ``anchors/<variant>.json``."""
@@ -160,10 +161,51 @@ def load_openings(variant: str, path: str | os.PathLike | None = None) -> list[l
     if not file.is_file():
         raise FileNotFoundError(f"no opening suite for {variant} ({file}); generate one with: "
                                 f"python -m agents.evaluation.openings {variant} --write")
-    data = json.loads(file.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"cannot read the opening suite {file}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("openings"), list):
+        raise ValueError(f"{file}: an opening suite is a JSON object with a list 'openings' "
+                         f"(as python -m agents.evaluation.openings writes)")
     if data.get("variant") != variant:
         raise ValueError(f"{file} is the opening suite of {data.get('variant')!r}, not {variant!r}")
-    return [list(o["moves"]) for o in data["openings"]]
+    rows = data["openings"]
+    bad = next((k for k, o in enumerate(rows) if not isinstance(o, dict) or "moves" not in o), None)
+    if bad is not None:
+        raise ValueError(f"{file}: opening {bad} is not an object with 'moves'")
+    return check_openings(variant, [o["moves"] for o in rows], str(file))
+
+
+def check_openings(variant: str, suite: object, where: str = "openings") -> list[list[str]]:
+    """``suite`` as a list of move lists if every opening is a list of moves in notation that are
+    legal from the start and leave the game running; else a ``ValueError`` of one line naming
+    ``where``, the opening and the move.
+
+    >>> check_openings("legacy_ard_ri", [["d2-c2"]], "mine")
+    Traceback (most recent call last):
+    ...
+    ValueError: mine: opening 0, move 'd2-c2': ...
+    """
+    from tafl_env.game import Game
+
+    if isinstance(suite, (str, bytes)) or not isinstance(suite, (list, tuple)) or not suite:
+        raise ValueError(f"{where}: openings must be a non-empty list of move lists, got {str(suite)[:60]}")
+    out = []
+    for k, moves in enumerate(suite):
+        if isinstance(moves, (str, bytes)) or not isinstance(moves, (list, tuple)) \
+                or not all(isinstance(m, str) for m in moves):
+            raise ValueError(f"{where}: opening {k} must be a list of moves in notation, got {str(moves)[:60]}")
+        game = Game(variant)
+        for move in moves:
+            try:
+                game.push(move)
+            except ValueError as exc:
+                raise ValueError(f"{where}: opening {k}, move {move[:20]!r}: {exc}") from None
+        if game.is_over():
+            raise ValueError(f"{where}: opening {k} ends the game")
+        out.append(list(moves))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,17 +43,20 @@ machine), and their measured time per move is in the anchor file, for comparison
 from __future__ import annotations
 
 import math
+import os
 import time
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
+from tafl_env.cli import MAX_SEED
 from tafl_env.rules import make_rules
 
+from ..checks import check_int, check_number
 from .adapters import AgentError, GuardedAgent, agent_source
-from .anchors import BLOCK, PIN, load_anchors
+from .anchors import BLOCK, PIN, check_anchor_table, load_anchors
 from .matches import Chunk, ChunkRunner, check_picklable, chunk_seed
-from .openings import load_openings
+from .openings import check_openings, load_openings
 from .ratings import DEFAULT_PRIOR_SD, ELO_SCALE, expected_score, ratings_against_fixed
 from .stats import attacker_score, wdl
 
@@ -219,6 +222,31 @@ def game_cap(games: int | None, target_ci: float | None = None, sprt: tuple[floa
     return GAMES if target_ci is None and sprt is None else GAMES_WITH_A_STOP
 
 
+MAX_GAMES = 1_000_000
+"""The most games one rating may be asked for (a million games is years of a strong agent's play)."""
+
+
+def _check_arguments(games, target_ci, sprt, alpha, beta, time_per_move, jobs, seed) -> tuple:
+    """:func:`rate`'s numeric arguments checked (a ``TypeError`` or ``ValueError`` naming the
+    argument), with the default cap filled in."""
+    if target_ci is not None:
+        target_ci = check_number("target_ci", target_ci, low=0, high=10_000, low_open=True)
+    if sprt is not None:
+        if isinstance(sprt, (str, bytes)) or not isinstance(sprt, (tuple, list)) or len(sprt) != 2:
+            raise TypeError(f"sprt must be a pair (elo0, elo1), got {sprt!r}")
+        sprt = tuple(check_number(f"sprt[{k}]", x, low=-10_000, high=10_000) for k, x in enumerate(sprt))
+        if not sprt[0] < sprt[1]:
+            raise ValueError(f"sprt needs ELO0 < ELO1, got {sprt[0]:g} {sprt[1]:g}")
+    alpha = check_number("alpha", alpha, low=0, high=0.5, low_open=True, high_open=True)
+    beta = check_number("beta", beta, low=0, high=0.5, low_open=True, high_open=True)
+    games = check_int("games", game_cap(games, target_ci, sprt), low=1, high=MAX_GAMES)
+    if time_per_move is not None:
+        time_per_move = check_number("time_per_move", time_per_move, low=0, high=3600, low_open=True)
+    jobs = check_int("jobs", jobs, low=1, high=1024)
+    seed = check_int("seed", seed, low=0, high=MAX_SEED)
+    return games, target_ci, sprt, alpha, beta, time_per_move, jobs, seed
+
+
 def rate(agent: Any, variant: str, *, games: int | None = None, target_ci: float | None = None,
          sprt: tuple[float, float] | None = None, alpha: float = 0.05, beta: float = 0.05,
          time_per_move: float | None = None, jobs: int = 1, ray: bool | str = False, seed: int = 0,
@@ -230,7 +258,7 @@ def rate(agent: Any, variant: str, *, games: int | None = None, target_ci: float
         agent: an agent spec, an :class:`~agents.base.Agent`, a callable ``(observation,
             action_mask) -> action``, an SB3 model or an RLlib module (:mod:`.adapters`).
         games: the most games to play (rounded up to whole rounds' game pairs); by default
-            400, or 2000 with ``target_ci`` or ``sprt`` (:func:`game_cap`).
+            400, or 2000 with ``target_ci`` or ``sprt`` (:func:`game_cap`); at most :data:`MAX_GAMES`.
         target_ci: stop once the 95% interval is within ± this many Elo.
         sprt: ``(elo0, elo1)``: stop when the SPRT decides (error rates ``alpha``, ``beta``).
         time_per_move: seconds a move for a searching rated agent (the anchors keep theirs).
@@ -243,24 +271,24 @@ def rate(agent: Any, variant: str, *, games: int | None = None, target_ci: float
     Raises:
         AgentError: the rated agent cannot be built, cannot play the variant, raised or played
             an illegal move (one line naming it).
+        TypeError, ValueError: an argument of the wrong type or out of range, an anchor table or
+            opening suite that rating cannot use (one line naming it); nothing is played.
     """
-    games = game_cap(games, target_ci, sprt)
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got {games}")
-    if target_ci is not None and not target_ci > 0:
-        raise ValueError(f"target_ci must be > 0 Elo, got {target_ci}")
-    if sprt is not None and not sprt[0] < sprt[1]:
-        raise ValueError(f"sprt needs ELO0 < ELO1, got {sprt[0]} {sprt[1]}")
-    if time_per_move is not None and not time_per_move > 0:
-        raise ValueError(f"time_per_move must be > 0 seconds, got {time_per_move}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    games, target_ci, sprt, alpha, beta, time_per_move, jobs, seed = _check_arguments(
+        games, target_ci, sprt, alpha, beta, time_per_move, jobs, seed)
+    if not isinstance(ray, (bool, str)):
+        raise TypeError(f"ray must be True, False or an address, got {ray!r}")
     rules = make_rules(variant)
-    table = anchors if isinstance(anchors, dict) else load_anchors(variant, anchors)
-    if table.get("variant") not in (None, variant):
-        raise ValueError(f"the anchors are those of {table.get('variant')}, not {variant}")
-    suite = [list(m) for m in openings] if openings is not None and not isinstance(openings, str) \
-        else load_openings(variant, openings)
+    if isinstance(anchors, dict):
+        table = check_anchor_table(anchors, variant, "anchors")
+    elif anchors is None or isinstance(anchors, (str, os.PathLike)):
+        table = load_anchors(variant, anchors)
+    else:
+        raise TypeError(f"anchors must be an anchor table (dict), a file path or None, got {type(anchors).__name__}")
+    if openings is None or isinstance(openings, (str, os.PathLike)):
+        suite = load_openings(variant, openings)
+    else:
+        suite = check_openings(variant, openings, "openings")
     fixed = {a["name"]: float(a["rating"]) for a in table["anchors"]}
     specs = {a["name"]: a["spec"] for a in table["anchors"]}
     h = float(table["side_advantage"]["elo"])
