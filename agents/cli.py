@@ -15,6 +15,7 @@ from pathlib import Path
 from tafl_env.cli import (PROG, CommandError, add_json_flag, add_rule_options, add_start_options,
                           bounded_float, emit_json, positive_int, result_text, rule_options_from_args,
                           seed_int)
+from tafl_env.errors import preview
 from tafl_env.extras import require
 from tafl_env.rules import SIDES
 
@@ -193,7 +194,7 @@ def _piece_moves(game, text: str, human: str) -> str:
     try:
         sq = parse_square(text, game.n)
     except InvalidMoveError as exc:
-        return f"cannot read the square {text!r}: {exc}"
+        return f"cannot read the square {preview(text)}: {exc}"
     name = square_name(sq, game.n)
     side = int(SIDE_OF[game.state.board[0, sq]])
     if side < 0:
@@ -389,6 +390,13 @@ def cmd_rate(args: argparse.Namespace) -> int:
     if args.sprt is not None and not args.sprt[0] < args.sprt[1]:
         raise CommandError(f"--sprt needs ELO0 < ELO1, got {args.sprt[0]:g} {args.sprt[1]:g}")
     games = game_cap(args.games, args.target_ci, args.sprt)     # the cap played is the one recorded
+    if args.leaderboard is not None:        # checked before the games, not after them
+        from .evaluation.leaderboard import check_name
+
+        try:
+            check_name(args.leaderboard or args.agent)
+        except ValueError as exc:
+            raise CommandError(f"--leaderboard: {exc}" + ("" if args.leaderboard else "; give the line a NAME")) from None
     try:
         result = rate(args.agent, args.variant, games=games, target_ci=args.target_ci,
                       sprt=tuple(args.sprt) if args.sprt else None, time_per_move=args.time_per_move,
@@ -407,8 +415,8 @@ def cmd_rate(args: argparse.Namespace) -> int:
                            + (["--target-ci", f"{args.target_ci:g}"] if args.target_ci else [])
                            + (["--sprt", f"{args.sprt[0]:g}", f"{args.sprt[1]:g}"] if args.sprt else [])
                            + (["--time-per-move", f"{args.time_per_move:g}"] if args.time_per_move else []))
-        path = add_entry(result, args.leaderboard or result.agent, spec=args.agent, command=command)
-        print(f"leaderboard line {args.leaderboard or result.agent!r} written: {path}")
+        path = add_entry(result, args.leaderboard or args.agent, spec=args.agent, command=command)
+        print(f"leaderboard line {args.leaderboard or args.agent!r} written: {path}")
     if args.json:
         emit_json(result.to_dict())
     return 0

@@ -26,7 +26,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
-from .errors import IllegalMoveError, InvalidOptionError, TaflError
+from .errors import IllegalMoveError, TaflError, check_reset_options, check_seed
 from .outcome import illegal_action
 from .game import Game, engine_for
 from .observation import observation_shape, observe
@@ -36,6 +36,7 @@ from .wrappers import wrap
 from .registration import ENV_IDS, env_id, register_pettingzoo
 
 AGENTS = SIDES  # ("attacker", "defender"): agent name = side name, index = side code
+RESET_OPTIONS = ("position", "to_move")   # the keys reset(options=...) reads
 
 
 class TaflEnv(AECEnv):
@@ -229,17 +230,17 @@ class TaflEnv(AECEnv):
     # --- AEC API ---------------------------------------------------------------------------------
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        """Start a new game. ``options`` may hold ``"position"`` and ``"to_move"`` (other keys are ignored).
+        """Start a new game. ``options`` may hold ``"position"`` and ``"to_move"``; any other key
+        changes nothing and is named in a ``UserWarning`` (not an error, unlike the Gymnasium envs:
+        PettingZoo's own ``api_test`` resets with ``options={"options": 1}`` and expects it to work).
 
-        The game has no randomness, so ``seed`` changes nothing.
+        The game has no randomness, so ``seed`` changes nothing; it is still checked (None or an
+        int >= 0), as every env of the package checks it. A refused reset leaves the env as it was.
         """
-        position, to_move = self._start
-        if options is not None and not isinstance(options, dict):
-            raise InvalidOptionError(f"reset options must be a dict (keys 'position', 'to_move') or None, "
-                                     f"got {type(options).__name__} {options!r}")
-        if options:
-            position = options.get("position", position)
-            to_move = options.get("to_move", to_move)
+        check_seed(seed, "TaflEnv.reset")
+        options = check_reset_options(options, RESET_OPTIONS, "TaflEnv.reset", unknown="warn")
+        position = options.get("position", self._start[0])
+        to_move = options.get("to_move", self._start[1])
         self.engine_state = self.engine.initial_state(1, position, to_move)
         self.played = []
         self.agents = self.possible_agents[:]

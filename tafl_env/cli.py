@@ -46,7 +46,7 @@ import time
 from typing import Any, Sequence
 
 from . import __version__
-from .errors import TaflError
+from .errors import TaflError, preview
 from .extras import MissingExtraError
 from .rules import EXTRA_VARIANTS, SIDES, VARIANTS, RuleSet, base_rules, make_rules
 
@@ -90,7 +90,7 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
         name, sep, value = item.partition("=")
         name = name.strip().replace("-", "_")
         if not sep or not name:
-            raise CommandError(f"malformed --option {item!r}: expected NAME=VALUE, e.g. repetition=draw")
+            raise CommandError(f"malformed --option {preview(item)}: expected NAME=VALUE, e.g. repetition=draw")
         options[name] = parse_option_value(value)
     return options
 
@@ -105,9 +105,9 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {preview(text)}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive int, got {preview(text)}")
     return value
 
 
@@ -115,9 +115,9 @@ def non_negative_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an int >= 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an int >= 0, got {preview(text)}") from None
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an int >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected an int >= 0, got {preview(text)}")
     return value
 
 
@@ -131,9 +131,10 @@ def seed_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a seed (an int from 0 to {MAX_SEED}), got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a seed (an int from 0 to {MAX_SEED}), "
+                                         f"got {preview(text)}") from None
     if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected a seed (an int from 0 to {MAX_SEED}), got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a seed (an int from 0 to {MAX_SEED}), got {preview(text)}")
     return value
 
 
@@ -146,9 +147,9 @@ def bounded_float(low: float, high: float, what: str, *, low_open: bool = False)
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"expected {what}, got {preview(text)}") from None
         if not (low < value if low_open else low <= value) or not value <= high:
-            raise argparse.ArgumentTypeError(f"expected {what} {span}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"expected {what} {span}, got {preview(text)}")
         return value
     return parse
 
@@ -191,7 +192,7 @@ def play_moves(game, moves: Sequence[str]) -> None:
             game.push(text)
         except TaflError as exc:
             raise CommandError(
-                f"move {i} {text!r}: {exc} (after {i - 1} move{'' if i == 2 else 's'}: position "
+                f"move {i} {preview(text)}: {exc} (after {i - 1} move{'' if i == 2 else 's'}: position "
                 f"{game.position}, {game.to_move} to move"
                 f"{', chain on ' + game.chain if game.chain else ''})"
             ) from None
@@ -356,7 +357,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     differs = sorted(key for key, value in expect.items() if summary.get(key) != value)
     if differs:
         print(f"{PROG} replay: warning: the replay differs from the record in "
-              + "; ".join(f"{key}: {summary.get(key)!r}, record {expect[key]!r}" for key in differs),
+              + "; ".join(f"{key}: {preview(summary.get(key))}, record {preview(expect[key])}" for key in differs),
               file=sys.stderr)
     if args.json:
         emit_json(summary)

@@ -30,7 +30,7 @@ import numpy as np
 from .engine import Engine, State
 from .engine.state import REASON_NAMES, RESULT_NAMES, RUNNING
 from .engine.tables import SIDE_OF
-from .errors import IllegalMoveError, InvalidMoveError
+from .errors import IllegalMoveError, InvalidMoveError, preview
 from .notation import (PASS, ParsedMove, board_diagram, format_move, format_position, parse_move,
                        square_name)
 from .outcome import Outcome
@@ -165,10 +165,10 @@ class Game:
         if isinstance(action, Move):
             action = action.action
         if isinstance(action, str):
-            raise InvalidMoveError(f"describe() takes an action id, not the move string {action!r}: "
+            raise InvalidMoveError(f"describe() takes an action id, not the move string {preview(action)}: "
                                    "push() plays a move string, legal_moves() lists the moves")
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
-            raise InvalidMoveError(f"cannot describe {action!r}: expected an action id (an int)")
+            raise InvalidMoveError(f"cannot describe {preview(action)}: expected an action id (an int)")
         child = self.state.copy()
         info = self._step(child, int(action))
         return self._describe(int(action), info, 0)
@@ -213,7 +213,7 @@ class Game:
             played = self._describe(int(move), info, 0)
             self.moves.append(played)
             return played
-        raise InvalidMoveError(f"cannot play {move!r}: expected an action id, a move string or a Move")
+        raise InvalidMoveError(f"cannot play {preview(move)}: expected an action id, a move string or a Move")
 
     def push_notation(self, text: str) -> Move:
         """Play one move in notation (RULES §1, §6.7)."""
@@ -228,7 +228,7 @@ class Game:
         def fail(why: str) -> IllegalMoveError:
             if played:          # a move (or the implied pass) was applied: rebuild the state before it
                 self.state = self._replay(len(self.moves))
-            return IllegalMoveError(f"illegal move {text!r} in {self.variant}: {why}")
+            return IllegalMoveError(f"illegal move {preview(text)} in {self.variant}: {why}")
 
         if state.reason[0] != RUNNING:
             raise fail(f"the game is over ({self.result} won by {self.reason})"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InvalidMoveError, InvalidPositionError
+from .errors import InvalidMoveError, InvalidPositionError, preview
 
 # Piece codes of the engine. OFFBOARD is the value of the sentinel cell past the last square.
 EMPTY, ATTACKER_SOLDIER, COMMANDER, DEFENDER_SOLDIER, KNIGHT, KING, OFFBOARD = range(7)
@@ -49,10 +49,10 @@ def parse_square(text: str, n: int) -> int:
     """``parse_square('e5', 9) == 40``; a malformed or off-board square is an error naming it."""
     m = _SQUARE_RE.fullmatch(text.strip())
     if not m:
-        raise InvalidMoveError(f"malformed square {text!r}: expected a file letter and a rank, like 'e5'")
+        raise InvalidMoveError(f"malformed square {preview(text)}: expected a file letter and a rank, like 'e5'")
     file, rank = FILES.index(m.group(1)), int(m.group(2))
     if file >= n or not 1 <= rank <= n:
-        raise InvalidMoveError(f"square {text!r} is off the {n}x{n} board")
+        raise InvalidMoveError(f"square {preview(text)} is off the {n}x{n} board")
     return (rank - 1) * n + file
 
 
@@ -69,12 +69,12 @@ def parse_position(text: str, n: int) -> np.ndarray:
     s = text.strip()
     if not (s.startswith("/") and s.endswith("/")) or len(s) < 2:
         raise InvalidPositionError(
-            f"malformed position {text!r}: it must start and end with '/' (e.g. '/3ttt3/.../')"
+            f"malformed position {preview(text)}: it must start and end with '/' (e.g. '/3ttt3/.../')"
         )
     records = s[1:-1].split("/")
     if len(records) != n:
         raise InvalidPositionError(
-            f"malformed position {text!r}: {len(records)} rank records, expected {n} for a {n}x{n} board"
+            f"malformed position {preview(text)}: {len(records)} rank records, expected {n} for a {n}x{n} board"
         )
     board = np.zeros(n * n, dtype=np.int8)
     for r, record in enumerate(records):
@@ -82,7 +82,11 @@ def parse_position(text: str, n: int) -> np.ndarray:
         for tok in re.findall(r"[0-9]+|.", record):
             if tok[0] in "0123456789":
                 if tok.startswith("0"):
-                    raise InvalidPositionError(f"malformed rank {r + 1} record {record!r}: empty run {tok!r}")
+                    raise InvalidPositionError(f"malformed rank {r + 1} record {preview(record)}: "
+                                               f"empty run {preview(tok)}")
+                if len(tok) > len(str(n)):   # (int() of 4300+ digits is itself an error)
+                    raise InvalidPositionError(f"malformed rank {r + 1} record {preview(record)}: run "
+                                               f"{preview(tok)} is longer than the {n}-square rank")
                 col += int(tok)
             elif tok in LETTER_CODES:
                 if col < n:
@@ -90,12 +94,12 @@ def parse_position(text: str, n: int) -> np.ndarray:
                 col += 1
             else:
                 raise InvalidPositionError(
-                    f"unknown piece letter {tok!r} in rank {r + 1} record {record!r}; "
+                    f"unknown piece letter {preview(tok)} in rank {r + 1} record {preview(record)}; "
                     f"letters are {', '.join(LETTER_CODES)}"
                 )
         if col != n:
             raise InvalidPositionError(
-                f"rank {r + 1} record {record!r} covers {col} squares, expected {n}"
+                f"rank {r + 1} record {preview(record)} covers {col} squares, expected {n}"
             )
     return board
 
@@ -172,7 +176,7 @@ def parse_move(text: str, n: int) -> ParsedMove | str:
     m = _MOVE_RE.fullmatch(s)
     if not m:
         raise InvalidMoveError(
-            f"malformed move {text!r}: expected like 'f7-f9', 'f7^f9', 'f9=f4xf3' or 'pass'"
+            f"malformed move {preview(text)}: expected like 'f7-f9', 'f7^f9', 'f9=f4xf3' or 'pass'"
         )
     try:
         origin = parse_square(m.group("origin"), n)
@@ -182,7 +186,7 @@ def parse_move(text: str, n: int) -> ParsedMove | str:
             caps = frozenset(parse_square(_CAPTURE_RE.fullmatch(c).group(1), n)
                              for c in m.group("caps").split("/"))
     except InvalidMoveError as exc:
-        raise InvalidMoveError(f"malformed move {text!r}: {exc}") from None
+        raise InvalidMoveError(f"malformed move {preview(text)}: {exc}") from None
     sep = m.group("sep")
     return ParsedMove(origin, target, jump=sep.startswith("^"), continuation=sep.endswith("="),
                       captures=caps)

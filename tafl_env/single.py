@@ -49,7 +49,7 @@ import gymnasium
 import numpy as np
 
 from .engine.state import REASON_NAMES, RESULT_NAMES, TRUNCATED
-from .errors import InvalidOptionError
+from .errors import check_reset_options, check_seed
 from .outcome import illegal_action
 from .rules import SIDES, RuleSet
 from .vector import BatchCore, _spaces
@@ -104,9 +104,10 @@ class TaflSingleEnv(gymnasium.Env):
         return SIDES[int(self._core.side[0])]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        if options is not None and not isinstance(options, dict):
-            raise InvalidOptionError(f"reset options must be a dict or None, got "
-                                     f"{type(options).__name__} {options!r}")
+        # Checked before anything changes: a refused reset keeps the generator and the alternation.
+        # No option is read (the position is the variant's start), so any key is a mistake.
+        seed = check_seed(seed, "TaflSingleEnv.reset")   # a numpy int as Gymnasium's seeding wants it
+        check_reset_options(options, (), "TaflSingleEnv.reset")
         super().reset(seed=seed)
         core = self._core
         core.rng = self.np_random

@@ -75,14 +75,17 @@ from typing import Any, Callable
 import numpy as np
 
 from .engine import Engine, State
+from .engine.core import BATCH_MEMORY_FACTOR, CHECKED_BATCH
 from .engine.state import RUNNING, TRUNCATED
-from .errors import IllegalMoveError, InvalidOptionError
+from .errors import (IllegalMoveError, InvalidArgumentError, InvalidOptionError, check_reset_options,
+                     check_seed, preview)
 from .game import engine_for
+from .memory import fits
 from .observation import NUM_PLANES, observer_for
 from .outcome import illegal_action
 from .rules import SIDES, RuleSet, make_rules, side_index
 
-__all__ = ["TaflVectorEnv", "BatchCore", "EngineOpponent"]
+__all__ = ["TaflVectorEnv", "BatchCore", "EngineOpponent", "MAX_NUM_ENVS"]
 
 
 
@@ -136,6 +139,21 @@ def _opponent_fn(opponent) -> Callable | str | None:
     raise ValueError(f"opponent {opponent!r} is neither 'random', callable, nor has .act(obs, mask)")
 
 
+MAX_NUM_ENVS = 1_000_000
+"""The most environments one vector env holds: more is a mistake (a typo, a unit confusion) long before
+it is a workload, and is refused at once, whatever the memory of the machine."""
+
+
+def env_bytes(engine: Engine) -> int:
+    """About the memory one environment of a vector env takes: its game's state as a batch in use
+    takes it (:data:`~tafl_env.engine.core.BATCH_MEMORY_FACTOR` copies), its observation four times
+    (the one returned, a finished episode's final one, and the observation space's bounds, which
+    Gymnasium stores whole) and its action mask twice (the mask and a step's work)."""
+    obs = 4 * engine.n * engine.n * NUM_PLANES
+    state = engine.initial_state(1).buffer.nbytes
+    return BATCH_MEMORY_FACTOR * state + 4 * obs + 2 * engine.mask_width
+
+
 class BatchCore:
     """The shared engine-side logic of the vector envs (Gymnasium and SB3) and the single env.
 
@@ -153,13 +171,17 @@ class BatchCore:
         else:
             rules = make_rules(variant, **options)
         if not isinstance(num_envs, (int, np.integer)) or isinstance(num_envs, bool) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+            raise InvalidArgumentError(f"num_envs must be a positive int, got {preview(num_envs)}")
+        if num_envs > MAX_NUM_ENVS:
+            raise InvalidArgumentError(f"num_envs must be at most {MAX_NUM_ENVS}, got {preview(num_envs)}")
         if self_play is None:
             self_play = opponent is None
         if self_play and opponent is not None:
             raise ValueError("self_play=True plays both sides with the learner; do not pass an opponent")
         self.rules = rules
         self.engine = eng = engine_for(rules)
+        if num_envs > CHECKED_BATCH:   # refused before it is allocated, not a MemoryError halfway
+            fits(int(num_envs) * env_bytes(eng), f"num_envs={int(num_envs)} ({rules.name})")
         self.observer = observer_for(eng)
         self.num_envs = int(num_envs)
         self.self_play = bool(self_play)
@@ -452,6 +474,21 @@ def _seed_rng(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def _check_seed(seed):
+    """A reset seed: None, an int >= 0 or a non-empty list of them (one generator seeded by all)."""
+    where = "TaflVectorEnv.reset"
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        items = np.asarray(seed, dtype=object).reshape(-1).tolist() if isinstance(seed, np.ndarray) else seed
+        if not len(items):
+            raise InvalidArgumentError(f"{where}: a seed list must hold at least one int >= 0, got {preview(seed)}")
+        for i, s in enumerate(items):
+            if s is None:
+                raise InvalidArgumentError(f"{where}: seed[{i}] must be an int >= 0, got None")
+            check_seed(s, f"{where}, seed[{i}]")
+        return [int(s) for s in items]
+    return check_seed(seed, where)
+
+
 try:
     from gymnasium.vector import AutoresetMode, VectorEnv
     from gymnasium.vector.utils import batch_space
@@ -523,24 +560,29 @@ class TaflVectorEnv(VectorEnv):
                 "side": core.side.copy(), "_side": self._ones.copy()}
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        # Every argument is checked before anything changes: a refused reset keeps the generator.
+        seed = _check_seed(seed)
+        options = check_reset_options(options, ("reset_mask",), "TaflVectorEnv.reset")
+        games = None
+        if options.get("reset_mask") is not None and self._core.state is not None:
+            try:
+                m = np.asarray(options["reset_mask"], dtype=bool)
+            except (TypeError, ValueError):
+                raise InvalidOptionError(f"reset_mask must be {self.num_envs} bools, got "
+                                         f"{preview(options['reset_mask'])}") from None
+            if m.shape != (self.num_envs,):
+                raise InvalidOptionError(f"reset_mask must have shape ({self.num_envs},), got {m.shape}")
+            if self._core.self_play:
+                pairs = m.reshape(-1, 2)
+                if (pairs[:, 0] != pairs[:, 1]).any():
+                    raise InvalidOptionError("self-play: reset_mask must mark both slots of a game "
+                                             "(2g, 2g+1) together")
+                m = pairs[:, 0]
+            games = np.flatnonzero(m)
         if seed is not None:
             self._np_random = _seed_rng(seed)
             self._np_random_seed = seed if isinstance(seed, int) else -1
         self._core.rng = self.np_random
-        games = None
-        if options is not None and not isinstance(options, dict):
-            raise InvalidOptionError(f"reset options must be a dict (key 'reset_mask') or None, "
-                                     f"got {type(options).__name__} {options!r}")
-        if options and options.get("reset_mask") is not None and self._core.state is not None:
-            m = np.asarray(options["reset_mask"], dtype=bool)
-            if m.shape != (self.num_envs,):
-                raise ValueError(f"reset_mask must have shape ({self.num_envs},), got {m.shape}")
-            if self._core.self_play:
-                pairs = m.reshape(-1, 2)
-                if (pairs[:, 0] != pairs[:, 1]).any():
-                    raise ValueError("self-play: reset_mask must mark both slots of a game (2g, 2g+1) together")
-                m = pairs[:, 0]
-            games = np.flatnonzero(m)
         obs, _ = self._core.reset(games)
         return obs, self._infos()
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from tafl_env.engine import REASON_NAMES, RESULT_NAMES, Engine, State
+from tafl_env.errors import preview
 from tafl_env.game import Game, engine_for
 from tafl_env.notation import PASS, format_move
 from tafl_env.rules import RuleSet, make_rules
@@ -78,7 +79,7 @@ def opening_states(engine: Engine, openings: Sequence[Sequence[str] | None]) -> 
             for text in key:
                 game.push(text)
             if game.is_over():
-                raise ValueError(f"opening {' '.join(key)!r} ends the game ({game.result}, {game.reason})")
+                raise ValueError(f"opening {preview(' '.join(key))} ends the game ({game.result}, {game.reason})")
             states[key] = game.state
     return State.concatenate([states[tuple(moves or ())] for moves in openings])
 

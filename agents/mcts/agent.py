@@ -90,12 +90,14 @@ other random tie-breaks).
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
 from tafl_env.engine import Engine, State
 from tafl_env.engine.rows import load_rows
+from tafl_env.errors import preview
 from tafl_env.memory import fits
 
 from ..base import Agent, AgentSpecError, register_agent
@@ -448,25 +450,50 @@ def spec_name(simulations: int, rollout: str = "none", prior: str = "greedy",
     return name if rollout == "none" else f"{name}:{rollout}"
 
 
-def parse_spec(arg: str | None) -> tuple[int, float | None, str, str]:
+def parse_spec(arg: str | None, spec: str | None = None) -> tuple[int, float | None, str, str]:
     """``N[:ROLLOUT[:PRIOR]]`` or ``Ts[...]`` (the part after ``mcts:``) → (simulations, seconds or
-    None, rollout, prior); defaults 64, None, ``"none"``, ``"greedy"``."""
-    parts = arg.split(":") if arg else []
+    None, rollout, prior); ``None`` (plain ``mcts``) gives the defaults 64, None, ``"none"``,
+    ``"greedy"``.
+
+    A colon promises a value: an empty part after one (``mcts:``, ``mcts::``, ``mcts:64:``) is an
+    :class:`AgentSpecError` rather than a silent default, as is a budget that is not finite, not
+    positive or over :data:`MAX_SIMULATIONS` / :data:`MAX_SECONDS`. The errors name ``spec`` (the
+    whole spec, when ``arg`` is only a part of it), else ``mcts:ARG``.
+    """
+    if arg is None:
+        return 64, None, "none", "greedy"
+    spec = preview(f"mcts:{arg}" if spec is None else spec)
+    parts = arg.split(":")
     if len(parts) > 3:
-        raise ValueError(f"mcts spec takes at most N:ROLLOUT:PRIOR, got {arg!r}")
+        raise AgentSpecError(f"mcts spec takes at most N:ROLLOUT:PRIOR, got {spec}")
+    head = parts[0].strip()
+    if not head:
+        raise AgentSpecError(f"{spec} needs a budget after the colon: simulations (mcts:64) or seconds "
+                             f"per move (mcts:1s); plain 'mcts' means mcts:64")
+    if not all(p.strip() for p in parts[1:]):
+        raise AgentSpecError(f"{spec} has an empty part after a colon; write mcts:N, mcts:N:ROLLOUT or "
+                             f"mcts:N:ROLLOUT:PRIOR")
     sims, seconds = 64, None
-    if parts and parts[0]:
-        head = parts[0]
-        try:
-            if head.endswith("s"):
-                seconds = float(head[:-1])
-            else:
-                sims = int(head)
-        except ValueError:
-            raise ValueError(f"mcts simulations must be an integer (or a time such as 1s), "
-                             f"got {head!r}") from None
-    rollout = parts[1] if len(parts) > 1 and parts[1] else "none"
-    prior = parts[2] if len(parts) > 2 and parts[2] else "greedy"
+    try:
+        if head.endswith("s"):
+            seconds = float(head[:-1])
+        else:
+            sims = int(head)
+    except ValueError:
+        digits = head.lstrip("+-")
+        if digits.isascii() and digits.isdigit():   # too many digits for int() to read
+            raise AgentSpecError(f"{spec}: simulations must be from 1 to {MAX_SIMULATIONS}, "
+                                 f"got {preview(head)}") from None
+        raise AgentSpecError(f"{spec}: mcts simulations must be an integer (or a time such as 1s), "
+                             f"got {preview(head)}") from None
+    if seconds is not None and not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
+        raise AgentSpecError(f"{spec}: seconds per move must be finite, > 0 and <= {MAX_SECONDS:g}, "
+                             f"got {seconds!r}")
+    if seconds is None and not 1 <= sims <= MAX_SIMULATIONS:
+        raise AgentSpecError(f"{spec}: simulations must be from 1 to {MAX_SIMULATIONS}, "
+                             f"got {preview(head)}")
+    rollout = parts[1].strip() if len(parts) > 1 else "none"
+    prior = parts[2].strip() if len(parts) > 2 else "greedy"
     return sims, seconds, rollout, prior
 
 
@@ -485,17 +512,18 @@ def _factory(arg, seed=None, **kw):
     """``mcts[:N[:ROLLOUT[:PRIOR]]]``, ``mcts:N:policy:PATH``, with ``Ts`` for ``N``:
     ``mcts:64``, ``mcts:1s``, ``mcts:64:random:uniform``, ``mcts:64:policy:model.zip``."""
     head, path = _split_policy(arg)
-    sims, seconds, rollout, prior = parse_spec(head)
+    spec = None if arg is None else f"mcts:{arg}"
+    sims, seconds, rollout, prior = parse_spec(head, spec)
     if path is None:
         try:
             evaluator = evaluator_of_spec(rollout, prior)
         except ValueError as exc:
-            raise AgentSpecError(f"mcts:{arg}: {exc}") from None
+            raise AgentSpecError(f"{preview(spec)}: {exc}") from None
         return MCTSAgent(simulations=sims, seconds=seconds, evaluator=evaluator, seed=seed, **kw)
     if rollout != "none" or prior != "greedy":
-        raise AgentSpecError(f"mcts:N:policy:PATH takes no rollout or prior, got 'mcts:{arg}'")
+        raise AgentSpecError(f"mcts:N:policy:PATH takes no rollout or prior, got {preview(spec)}")
     if not path.strip():
-        raise AgentSpecError(f"mcts:N:policy:PATH needs a model path, got 'mcts:{arg}'")
+        raise AgentSpecError(f"mcts:N:policy:PATH needs a model path, got {preview(spec)}")
     return MCTSAgent(simulations=sims, seconds=seconds, evaluator=NetworkEvaluator(path), seed=seed, **kw)
 
 
