@@ -59,7 +59,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"results will go to {out}", flush=True)
         if args.ray is not None:
-            from .rllib.tournament import run_tournament_ray
+            from .rllib.ray_games import run_tournament_ray
 
             result = run_tournament_ray(config, out_dir=out, address=address, progress=not args.no_progress)
         else:
