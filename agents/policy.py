@@ -27,6 +27,15 @@ units, observation shape, action count), which training runs and :func:`save_pol
 :func:`stamp_model` adds; for a zip without it, the same shape read off the weights' tensor shapes.
 A model of another network class cannot be rebuilt that way and is refused with one line.
 
+**What loading refuses**, each with one :class:`~agents.base.AgentSpecError` line naming the file:
+a zip member that would inflate past a cap (checked by its declared size before it is read); a
+recorded shape whose sizes are not ints within :data:`agents.schema.NETWORK_BOUNDS` (a float
+such as 32.9 is refused, not truncated); weights whose names and shapes differ from the recorded
+network's, compared with a network built on torch's ``meta`` device (nothing allocated) before
+the real one is built; weights holding nan or inf. Only a well-formed Stable-Baselines3 zip of
+another network class is pointed to ``unpickle-policy:`` (and told that it runs code); a damaged
+or crafted zip is just refused.
+
 ``unpickle-policy:PATH`` is the opt-in to SB3's own ``MaskablePPO.load``, which **unpickles**
 parts of the zip (its policy class, spaces, schedules) and so **runs any code a crafted zip
 holds**: for models of other network classes, from a source you trust. The shipped models always
@@ -64,6 +73,9 @@ NETWORK_INFO = "tafl_network"
 which :func:`load_network` rebuilds it without unpickling anything."""
 
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
+
+MAX_DATA_BYTES = 64 << 20
+"""The largest ``data`` entry (the zip's JSON) read: the shipped 19x19 model's is under 1 MB."""
 
 _NOT_RULES = ("name", "title", "summary")          # a RuleSet's labels, not rules
 _CAP_ONLY = ("max_turns",)                          # the move cap: a policy plays under any cap
@@ -115,11 +127,14 @@ def save_policy(model, path: str | os.PathLike, rules: RuleSet) -> Path:
 def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
     """Record ``rules`` in an already saved model zip (its ``data`` JSON), replacing any record,
     and the network's shape (:data:`NETWORK_INFO`, read off its weights) where it is missing."""
+    from .schema import MAX_WEIGHTS_BYTES
+
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
         for item in src.infolist():
-            content = src.read(item.filename)
+            content = _read_member(src, item.filename, path,
+                                   MAX_DATA_BYTES if item.filename == "data" else MAX_WEIGHTS_BYTES)
             if item.filename == "data":
                 data = json.loads(content.decode("utf-8"))
                 data[MODEL_INFO] = model_info(rules)
@@ -161,9 +176,14 @@ def resolve_model_path(text: str | os.PathLike) -> Path:
         raise AgentSpecError(f"policy path {raw}: no such file")
     if not zipfile.is_zipfile(path):
         raise AgentSpecError(f"policy path {raw} is not a model zip (not a zip file)")
-    with zipfile.ZipFile(path) as zf:
-        if "data" not in zf.namelist():
-            raise AgentSpecError(f"policy path {raw} is a zip but not a Stable-Baselines3 model (no 'data')")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise AgentSpecError(f"policy path {raw} is not a readable zip ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:120]})") from None
+    if "data" not in names:
+        raise AgentSpecError(f"policy path {raw} is a zip but not a Stable-Baselines3 model (no 'data')")
     return path
 
 
@@ -207,14 +227,48 @@ def read_model_info(path: str | os.PathLike) -> tuple[dict[str, Any] | None, str
     return None, f"{path} records no rules (an older model)"
 
 
-def _zip_data(path: Path) -> dict[str, Any]:
-    """The ``data`` entry of an SB3 zip as JSON (nothing unpickled); ``{}`` when unreadable."""
+def _read_member(zf: zipfile.ZipFile, name: str, path, cap: int) -> bytes:
+    """The bytes of zip member ``name``, refused (one line) when its declared size passes ``cap``
+    before anything is inflated: a member of a few MB can inflate to gigabytes. zipfile never
+    returns more than the declared size (and checks the CRC), so the cap holds."""
+    try:
+        info = zf.getinfo(name)
+    except KeyError:
+        raise AgentSpecError(f"policy path {path} has no {name!r} entry") from None
+    if info.file_size > cap:
+        raise AgentSpecError(f"policy path {path}: its {name!r} entry would inflate to {info.file_size} "
+                             f"bytes, more than such an entry can be ({cap >> 20} MiB); refusing to read it")
+    try:
+        return zf.read(name)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, RuntimeError, NotImplementedError) as exc:
+        raise AgentSpecError(f"policy path {path}: its {name!r} entry cannot be read "
+                             f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})") from None
+
+
+def _read_data(path: Path) -> dict[str, Any]:
+    """The ``data`` entry of an SB3 zip as a JSON object (nothing unpickled), or
+    :class:`~agents.base.AgentSpecError` naming the file."""
     try:
         with zipfile.ZipFile(path) as zf:
-            data = json.loads(zf.read("data").decode("utf-8"))
-    except Exception:
+            raw = _read_member(zf, "data", path, MAX_DATA_BYTES)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise AgentSpecError(f"policy path {path} is not a readable zip ({type(exc).__name__})") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise AgentSpecError(f"policy path {path}: its 'data' entry is not JSON") from None
+    if not isinstance(data, dict):
+        raise AgentSpecError(f"policy path {path}: its 'data' entry is not a JSON object")
+    return data
+
+
+def _zip_data(path: Path) -> dict[str, Any]:
+    """The ``data`` entry of an SB3 zip as JSON (nothing unpickled); ``{}`` when unreadable
+    (loading the network, :func:`load_network`, says why)."""
+    try:
+        return _read_data(path)
+    except AgentSpecError:
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _observation_shape(path: Path) -> tuple[int, ...] | None:
@@ -249,21 +303,76 @@ def rules_mismatch(info: dict[str, Any], rules: RuleSet) -> str | None:
 
 
 def _read_weights(zf: zipfile.ZipFile, path, device: str) -> dict:
-    """The state dict in an SB3 zip's ``policy.pth``, read with ``weights_only=True``."""
+    """The state dict in an SB3 zip's ``policy.pth``, read with ``weights_only=True`` (at most
+    :data:`agents.schema.MAX_WEIGHTS_BYTES`; torch's warnings while it reads are not passed on)."""
+    import warnings
+
     import torch as th
 
+    from .az.checkpoint import refusal_reason
+    from .schema import MAX_WEIGHTS_BYTES
+
+    if "policy.pth" not in zf.namelist():
+        raise AgentSpecError(f"policy path {path} holds no network weights (no 'policy.pth')")
+    raw = _read_member(zf, "policy.pth", path, MAX_WEIGHTS_BYTES)
     try:
-        raw = zf.read("policy.pth")
-    except KeyError:
-        raise AgentSpecError(f"policy path {path} holds no network weights (no 'policy.pth')") from None
-    try:
-        weights = th.load(io.BytesIO(raw), map_location=device, weights_only=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            weights = th.load(io.BytesIO(raw), map_location=device, weights_only=True)
     except Exception as exc:
-        raise AgentSpecError(f"policy path {path}: its weights (policy.pth) are not plain tensors "
-                             f"({type(exc).__name__}); refusing to unpickle them") from None
+        raise AgentSpecError(f"policy path {path}: its weights (policy.pth) are not a plain tensor file "
+                             f"(refused by weights_only loading: {refusal_reason(exc)}); refusing to "
+                             f"unpickle them") from None
     if not isinstance(weights, dict):
         raise AgentSpecError(f"policy path {path}: policy.pth is not a state dict")
     return weights
+
+
+def _other_network_class(data: Mapping[str, Any]) -> str | None:
+    """The module of the policy class a genuine SB3 zip names, when it is not this package's
+    network (``agents.networks``); None otherwise (read from the JSON, nothing unpickled)."""
+    policy_class = data.get("policy_class")
+    if isinstance(policy_class, dict) and isinstance(policy_class.get(":serialized:"), str):
+        module = policy_class.get("__module__")
+        if isinstance(module, str) and module != "agents.networks":
+            return module
+    return None
+
+
+def _checked_shape(shape: Any, path) -> tuple[dict[str, int], tuple[int, int, int], int]:
+    """``(sizes, observation shape, action count)`` of a ``tafl_network`` record, each size an
+    int within :data:`agents.schema.NETWORK_BOUNDS` (a float is refused, not truncated), the
+    observation ``(N, N, planes)`` and the action count that of an N x N board."""
+    from .schema import NETWORK_BOUNDS, int_problem
+
+    where = f"policy path {path}: its {NETWORK_INFO} record"
+    if not isinstance(shape, dict):
+        raise AgentSpecError(f"{where} is not a JSON object")
+    for key in (*_NETWORK_FIELDS, "observation_shape", "num_actions"):
+        if key not in shape:
+            raise AgentSpecError(f"{where} has no {key!r}")
+    sizes = {}
+    for key in _NETWORK_FIELDS:
+        problem = int_problem(shape[key], *NETWORK_BOUNDS[key])
+        if problem:
+            raise AgentSpecError(f"{where}: {key} {problem}")
+        sizes[key] = shape[key]
+    obs = shape["observation_shape"]
+    if not isinstance(obs, list) or len(obs) != 3:
+        raise AgentSpecError(f"{where}: observation_shape must be [N, N, planes], got {obs!r}")
+    for key, value in zip(("board_size", "board_size", "planes"), obs):
+        problem = int_problem(value, *NETWORK_BOUNDS[key])
+        if problem:
+            raise AgentSpecError(f"{where}: observation_shape {key} {problem}")
+    n = obs[0]
+    if obs[1] != n:
+        raise AgentSpecError(f"{where}: observation_shape {obs} is not square")
+    actions = n * n * 4 * (n - 1) + 1
+    if isinstance(shape["num_actions"], bool) or shape["num_actions"] != actions \
+            or not isinstance(shape["num_actions"], int):
+        raise AgentSpecError(f"{where}: num_actions must be {actions} for a {n}x{n} board, "
+                             f"got {shape['num_actions']!r}")
+    return sizes, (n, n, obs[2]), actions
 
 
 def load_network(path: str | os.PathLike, device: str = "cpu"):
@@ -271,35 +380,56 @@ def load_network(path: str | os.PathLike, device: str = "cpu"):
     record of its shape (:data:`NETWORK_INFO`, or the weights' shapes) and its ``policy.pth``
     weights read with ``torch.load(weights_only=True)``: nothing in the zip is unpickled.
 
-    A zip whose weights are not a TaflBoardPolicy's is an :class:`~agents.base.AgentSpecError`
-    that names the opt-in ``unpickle-policy:PATH``.
+    A genuine SB3 zip of another network class is an :class:`~agents.base.AgentSpecError` that
+    names the opt-in ``unpickle-policy:PATH`` (and says that it runs the file's code); any other
+    zip that cannot be rebuilt (damaged, crafted, a record that does not match its weights) is
+    refused without that advice (module docstring).
     """
     require("train", "a policy agent (policy:PATH)")
+    import torch as th
     from gymnasium import spaces
 
+    from .az.checkpoint import CheckpointError, check_tensors
     from .networks import TaflBoardPolicy, board_policy_kwargs
 
     path = Path(path)
-    with zipfile.ZipFile(path) as zf:
-        weights = _read_weights(zf, path, device)
-    other = (f"policy path {path}: not a network this package can rebuild without unpickling "
-             f"(agents.networks.TaflBoardPolicy); if you trust the file, 'unpickle-policy:{path}' "
-             f"loads it with SB3, which runs any code it holds")
-    shape = _zip_data(path).get(NETWORK_INFO)
+    data = _read_data(path)
     try:
-        if not isinstance(shape, dict):
+        with zipfile.ZipFile(path) as zf:
+            weights = _read_weights(zf, path, "cpu")
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise AgentSpecError(f"policy path {path} is not a readable zip ({type(exc).__name__})") from None
+    other = _other_network_class(data)
+    if other is not None and NETWORK_INFO not in data:
+        raise AgentSpecError(f"policy path {path}: a Stable-Baselines3 model of another network class "
+                             f"({other}), which this package cannot rebuild without unpickling; "
+                             f"'unpickle-policy:{path}' loads it with SB3, which runs any code the file "
+                             f"holds: only for a file you trust")
+    shape = data.get(NETWORK_INFO)
+    if shape is None:                # a zip saved before the record was written: read the weights
+        try:
             shape = _network_info_of_weights(weights)
-        sizes = {key: int(shape[key]) for key in _NETWORK_FIELDS}
-        obs_shape = tuple(int(v) for v in shape["observation_shape"])
-        num_actions = int(shape["num_actions"])
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise AgentSpecError(other) from None
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise AgentSpecError(f"policy path {path}: its weights are not those of this package's "
+                                 f"network (agents.networks.TaflBoardPolicy) and it records no "
+                                 f"{NETWORK_INFO}") from None
+    sizes, obs_shape, num_actions = _checked_shape(shape, path)
+
+    def build(ortho_init: bool = True):
+        return TaflBoardPolicy(spaces.Box(0.0, 1.0, obs_shape, np.float32), spaces.Discrete(num_actions),
+                               lambda _: 0.0, **board_policy_kwargs(**sizes), ortho_init=ortho_init)
+
     try:
-        policy = TaflBoardPolicy(spaces.Box(0.0, 1.0, obs_shape, np.float32), spaces.Discrete(num_actions),
-                                 lambda _: 0.0, **board_policy_kwargs(**sizes))
-        policy.load_state_dict(weights)
-    except (RuntimeError, ValueError, TypeError):
-        raise AgentSpecError(other) from None
+        with th.device("meta"):      # shapes only, nothing allocated (no numbers to initialise)
+            want = build(ortho_init=False).state_dict()
+        check_tensors(weights, f"policy path {path} (policy.pth)", want)
+    except CheckpointError as exc:
+        raise AgentSpecError(str(exc)) from None
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise AgentSpecError(f"policy path {path}: its {NETWORK_INFO} record cannot be built "
+                             f"({' '.join(str(exc).split())[:200]})") from None
+    policy = build()
+    policy.load_state_dict(weights)
     policy.to(device)
     policy.set_training_mode(False)
     return policy
@@ -389,10 +519,13 @@ class PolicyAgent(Agent):
 def _factory(arg, seed=None, **kw):
     if not arg:
         raise AgentSpecError("policy agent needs a checkpoint path: 'policy:PATH'")
-    from .rllib.agent import RLlibAgent, looks_like_rllib_checkpoint   # no ray imported here
+    from .rllib.agent import looks_like_rllib_checkpoint   # no ray imported here
 
-    if looks_like_rllib_checkpoint(arg):     # a directory written by an RLlib run: rllib:DIR
-        return RLlibAgent(arg, seed=seed, **kw)
+    if looks_like_rllib_checkpoint(arg):
+        # loading an RLlib checkpoint unpickles it: policy: never does, so a data file naming
+        # policy:DIR cannot run code; the user asks for it by name
+        raise AgentSpecError(f"policy:{arg} is an RLlib checkpoint, whose loading unpickles it (runs any code "
+                             f"in it): play it as rllib:{arg}")
     return PolicyAgent(arg, seed=seed, **kw)
 
 

@@ -26,7 +26,23 @@ from tafl_env.extras import require
 from .errors import AgentsError
 
 __all__ = ["ConfigError", "FieldSpec", "check_schema", "read_yaml_config", "apply_overrides",
-           "check_seed", "check_rule_options", "check_positive", "check_non_negative", "check_unit"]
+           "check_seed", "check_rule_options", "check_positive", "check_non_negative", "check_unit",
+           "check_between", "int_problem", "NETWORK_BOUNDS", "MAX_WEIGHTS_BYTES"]
+
+NETWORK_BOUNDS: dict[str, tuple[int, int]] = {
+    "board_size": (3, 19), "planes": (1, 64), "channels": (1, 1024), "blocks": (0, 64),
+    "value_hidden": (1, 4096),
+}
+"""The sizes a board network (the PPO policy's or the AZ network) may have, bounds included: far
+beyond the models trained here (24 to 48 channels, 2 or 3 blocks), yet small enough that a
+config or a model record naming a larger network is refused before it is built (a record is a
+few hundred bytes; the network it names could take gigabytes)."""
+
+MAX_WEIGHTS_BYTES = 1 << 30
+"""The largest weights file (or zip member holding one) a model loader reads: the shipped models
+hold well under 1 MB, and a crafted file (a zip member that inflates to gigabytes) is refused
+by its declared size before anything is read. A network near the top of every bound of
+:data:`NETWORK_BOUNDS` would not fit; the AZ config refuses one (its ``channels``)."""
 
 
 class ConfigError(AgentsError):
@@ -63,6 +79,19 @@ def check_non_negative(value) -> str | None:
 def check_unit(value) -> str | None:
     """A range check: ``0 <= value <= 1``."""
     return None if 0 <= value <= 1 else f"must lie in [0, 1], got {value}"
+
+
+def int_problem(value, low: int, high: int) -> str | None:
+    """Why ``value`` is not an int from ``low`` to ``high``, or None. A float is refused, not
+    truncated (32.9 is not 32, and 1e7 is not a size)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"must be an int from {low} to {high}, got {value!r}"
+    return None if low <= value <= high else f"must be from {low} to {high}, got {value}"
+
+
+def check_between(low, high):
+    """A range check: ``low <= value <= high``."""
+    return lambda v: None if low <= v <= high else f"must be from {low} to {high}, got {v}"
 
 
 def check_seed(value: int) -> str | None:

@@ -100,6 +100,28 @@ def test_leaderboard_rate_skips_an_unpickling_line_and_keeps_the_others(tmp_path
     assert lines["evil"] == board["variants"][VARIANT]["evil"]          # the failing line as it was
 
 
+@pytest.mark.parametrize("spec", UNPICKLING)
+@pytest.mark.parametrize("which", ["az sparring", "az eval_opponents", "az warm_start_agent", "ppo eval_opponents",
+                                   "tournament agents"])
+def test_a_config_cannot_ask_for_unpickling(which, spec, no_unpickling):
+    from agents.az.config import validate_az_config
+    from agents.evaluation.tournament import validate_tournament_config
+    from agents.schema import ConfigError
+    from agents.training.config import validate_train_config
+
+    kind, field = which.split()
+    with pytest.raises(ConfigError, match=f"field '{field}'.*unpickles") as info:
+        if kind == "az":
+            value = [spec] if field == "eval_opponents" else spec
+            validate_az_config({"backend": "az", "variant": VARIANT, "iterations": 1, field: value})
+        elif kind == "ppo":
+            validate_train_config({"variant": VARIANT, "total_timesteps": 1000, field: [spec]})
+        else:
+            validate_tournament_config({"variant": VARIANT, "games_per_pair": 2, "agents": {"a": "greedy", "b": spec}})
+    one_line(str(info.value))
+    assert no_unpickling == []
+
+
 # --- the anchor record -------------------------------------------------------------------------------
 
 def small_record(tmp_path: Path, chunks: int = 12) -> Path:

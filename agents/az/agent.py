@@ -11,6 +11,10 @@ Specs (:func:`agents.make_agent`, ``tafl play --vs``, ``tafl eval`` configs):
 - ``azpolicy:PATH`` / ``azpolicy:<variant>`` — the network alone: the legal move of the highest
   logit (no search), the figure that says what the network itself learned.
 
+A budget has the MCTS agent's bounds (:data:`agents.mcts.agent.MAX_SIMULATIONS` simulations,
+:data:`agents.mcts.agent.MAX_SECONDS` a move; a time budget stops at the simulation bound too)
+and a search tree per game must fit the memory available, all checked when the spec is read.
+
 The search is :class:`~agents.az.search.BatchedSearch` with a Gumbel root and no noise by default
 (``gumbel_scale=0``: the ``considered`` moves of the highest prior, the move among the most
 visited by ``logits + sigma(q)``), so an agent plays the same game for the same position; every
@@ -20,6 +24,7 @@ refuses any other game (another move cap is fine).
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
@@ -30,6 +35,7 @@ from tafl_env.engine import Engine, State
 from tafl_env.rules import VARIANTS
 
 from ..base import Agent, AgentSpecError, register_agent
+from ..mcts.agent import MAX_SECONDS, MAX_SIMULATIONS, tree_bytes
 from .search import BatchedSearch, SearchSettings
 
 __all__ = ["AZAgent", "AZPolicyAgent", "shipped_model", "parse_az_spec"]
@@ -62,9 +68,23 @@ def _resolve(arg: str, kind: str) -> Path:
     return pt
 
 
+def _budget_problem(simulations, seconds) -> str | None:
+    """Why a budget is out of the MCTS agent's bounds (finite, > 0, at most :data:`MAX_SECONDS` a
+    move; 1 to :data:`MAX_SIMULATIONS` simulations), or None."""
+    if seconds is not None:
+        if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
+            return f"the time per move must be > 0 and <= {MAX_SECONDS:g} seconds, got {seconds!r}"
+        return None
+    if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) \
+            or not 1 <= simulations <= MAX_SIMULATIONS:
+        return f"simulations must be from 1 to {MAX_SIMULATIONS}, got {simulations!r}"
+    return None
+
+
 def parse_az_spec(arg: str | None) -> tuple[str, int, float | None]:
     """``PATH[:SIMS|:Ts]`` → (PATH, simulations, seconds or None); the budget is the last part
-    when it reads as one, so a path may hold colons.
+    when it reads as one, so a path may hold colons. A budget beyond the MCTS agent's bounds is
+    an :class:`~agents.base.AgentSpecError`.
 
     >>> parse_az_spec("runs/az/final.pt:128"), parse_az_spec("legacy_ard_ri:0.5s")
     (('runs/az/final.pt', 128, None), ('legacy_ard_ri', 64, 0.5))
@@ -72,21 +92,19 @@ def parse_az_spec(arg: str | None) -> tuple[str, int, float | None]:
     if not arg or not arg.strip():
         raise AgentSpecError("az needs a model: az:PATH[:SIMS] or az:<variant>[:SIMS]")
     head, sep, tail = arg.rpartition(":")
-    if sep and head:
-        try:
-            if tail.endswith("s"):
-                seconds = float(tail[:-1])
-                if not seconds > 0:
-                    raise AgentSpecError(f"az: the time per move must be > 0, got {tail!r}")
-                return head, 64, seconds
-            sims = int(tail)
-            if sims < 1:
-                raise AgentSpecError(f"az: simulations must be >= 1, got {tail!r}")
-            return head, sims, None
-        except ValueError as exc:
-            if isinstance(exc, AgentSpecError):
-                raise
-    return arg, 64, None
+    if not (sep and head):
+        return arg, 64, None
+    try:
+        if tail.endswith("s"):
+            sims, seconds = 64, float(tail[:-1])
+        else:
+            sims, seconds = int(tail), None
+    except ValueError:
+        return arg, 64, None                 # not a budget: part of the path
+    problem = _budget_problem(sims, seconds)
+    if problem:
+        raise AgentSpecError(f"az:{arg}: {problem}")
+    return head, sims, seconds
 
 
 class _Model:
@@ -147,10 +165,13 @@ class AZAgent(Agent):
     def __init__(self, model, simulations: int = 64, seconds: float | None = None, device: str = "cpu",
                  record: dict | None = None, seed: int | None = None, **search):
         super().__init__(seed)
-        if isinstance(simulations, bool) or int(simulations) < 1:
-            raise ValueError(f"simulations must be >= 1, got {simulations!r}")
-        if seconds is not None and not float(seconds) > 0:
-            raise ValueError(f"seconds must be > 0, got {seconds!r}")
+        problem = _budget_problem(simulations, None if seconds is None else float(seconds))
+        if problem:
+            raise ValueError(problem)
+        if seconds is None:
+            from tafl_env.memory import fits
+
+            fits(tree_bytes(int(simulations)), f"az with {int(simulations)} simulations (a search tree per game)")
         search.setdefault("gumbel_scale", 0.0)
         self.settings = SearchSettings(**search)
         self.model = _Model(model, record, device)
@@ -171,7 +192,8 @@ class AZAgent(Agent):
             return self.simulations
         if self._per_sim is None:
             return PROBE_SIMULATIONS
-        return max(1, int(self.seconds / self._per_sim))
+        # bounded as the MCTS agent's time budget is: a very fast move must not size a huge tree
+        return max(1, min(MAX_SIMULATIONS, int(self.seconds / max(self._per_sim, 1e-12))))
 
     def choose(self, engine: Engine, state: State) -> np.ndarray:
         self.model.check_rules(engine.rules, self.name)
@@ -224,7 +246,12 @@ class AZPolicyAgent(Agent):
 def _az_factory(arg, seed=None, **kw):
     path, sims, seconds = parse_az_spec(arg)
     _resolve(path, "az")
-    return AZAgent(path, simulations=sims, seconds=seconds, seed=seed, **kw)
+    try:
+        return AZAgent(path, simulations=sims, seconds=seconds, seed=seed, **kw)
+    except AgentSpecError:
+        raise
+    except ValueError as exc:        # the memory check, a bad search setting
+        raise AgentSpecError(f"az:{arg}: {exc}") from None
 
 
 def _azpolicy_factory(arg, seed=None, **kw):

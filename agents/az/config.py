@@ -22,18 +22,53 @@ from __future__ import annotations
 from typing import Any
 
 from tafl_env.errors import InvalidOptionError
+from tafl_env.observation import NUM_PLANES
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..schema import (ConfigError, FieldSpec, check_non_negative, check_positive, check_schema, check_seed,
-                      check_unit)
+from ..base import check_data_spec
+from ..mcts.agent import MAX_SIMULATIONS, tree_bytes
+from ..schema import (MAX_WEIGHTS_BYTES, NETWORK_BOUNDS, ConfigError, FieldSpec, check_between,
+                      check_non_negative, check_positive, check_schema, check_seed, check_unit)
 from ..training.config import TRAIN_SCHEMA
 from .search import INTERIOR_RULES, ROOT_RULES
 from .symmetry import SYMMETRY_SETS
 
-__all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of"]
+__all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of", "window_bytes", "network_bytes", "MAX_GAMES",
+           "MAX_REPLAY_WINDOW", "MAX_MEMORY_BYTES"]
+
+MAX_GAMES = 65_536
+"""The most games played at once (self-play's batch, an evaluation's games per side)."""
+
+MAX_REPLAY_WINDOW = 10_000_000
+"""The most positions the replay window (and one iteration of self-play) may hold."""
+
+MAX_MEMORY_BYTES = 16 << 30
+"""The most memory the replay window, or the search trees of the games played at once, may take:
+a config that asks for more is refused when it is read, not when the arrays fill up hours
+into the run (or, for an evaluation, after the training)."""
 
 
+def window_bytes(rules, capacity: int, width: int = 32) -> int:
+    """The replay window's arrays for ``capacity`` positions of ``rules``'s board: per position its
+    planes (uint8), ``width`` legal actions and targets (the starting width; a window widens to
+    the widest root it sees) and the value."""
+    n = rules.board_size
+    return capacity * (n * n * NUM_PLANES + width * 8 + 4)
 
+
+def network_bytes(board_size: int, channels: int, blocks: int, value_hidden: int, planes: int = NUM_PLANES) -> int:
+    """The float32 weights of :class:`~agents.az.network.AZNet` of this shape (its layers'
+    weights and biases, counted without building it): a network whose weights file the loaders
+    would refuse (:data:`~agents.schema.MAX_WEIGHTS_BYTES`) must not be trained."""
+    n, c, moves = board_size, channels, 4 * (board_size - 1)
+    params = (planes * 9 * c + c) + blocks * 2 * (9 * c * c + c) + (c * c + c) + (c * moves + moves) \
+        + (c + 1) + (2 * c + 2) + (2 * n * n * value_hidden + value_hidden) + (value_hidden + 1)
+    return 4 * params
+
+
+def _size(name):
+    low, high = NETWORK_BOUNDS[name]
+    return check_between(low, high)
 
 
 def _value(v):
@@ -66,29 +101,32 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     # the same fields, meanings and checks as the SB3 training configs
     **{key: TRAIN_SCHEMA[key] for key in ("max_minutes", "max_turns", "options")},
     # the network
-    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", check_positive),
-    "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", check_non_negative),
-    "value_hidden": FieldSpec((int,), False, 64, "units of the value head's hidden layer", check_positive),
-    "torch_threads": FieldSpec((int,), False, 1, "torch CPU threads", check_positive),
+    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _size("channels")),
+    "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", _size("blocks")),
+    "value_hidden": FieldSpec((int,), False, 64, "units of the value head's hidden layer", _size("value_hidden")),
+    "torch_threads": FieldSpec((int,), False, 1, "torch CPU threads", check_between(1, 256)),
     "device": FieldSpec((str,), False, "auto", "where the network runs: auto (a GPU when present), cpu, cuda",
                         _one_of(("auto", "cpu", "cuda"))),
     # self-play
-    "games": FieldSpec((int,), False, 128, "games played at once (one search batch)", check_positive),
-    "positions_per_iteration": FieldSpec((int,), False, 2048, "recorded positions of self-play per iteration", check_positive),
-    "simulations": FieldSpec((int,), False, 32, "simulations of a full search (recorded as a target)", check_positive),
-    "fast_simulations": FieldSpec((int,), False, 8, "simulations of a fast search (played, not recorded)", check_positive),
+    "games": FieldSpec((int,), False, 128, "games played at once (one search batch)", check_between(1, MAX_GAMES)),
+    "positions_per_iteration": FieldSpec((int,), False, 2048, "recorded positions of self-play per iteration",
+                                         check_between(1, MAX_REPLAY_WINDOW)),
+    "simulations": FieldSpec((int,), False, 32, "simulations of a full search (recorded as a target)",
+                             check_between(1, MAX_SIMULATIONS)),
+    "fast_simulations": FieldSpec((int,), False, 8, "simulations of a fast search (played, not recorded)",
+                                  check_between(1, MAX_SIMULATIONS)),
     "full_search_fraction": FieldSpec(_NUM, False, 0.25, "chance that a move gets a full search "
                                       "(playout-cap randomisation; 1: every move)", check_unit),
     "opening_moves": FieldSpec((int,), False, 4, "first turns of a game whose move is drawn by visit counts", check_non_negative),
     "past_share": FieldSpec(_NUM, False, 0.25, "share of games against a past checkpoint (role forgetting)", check_unit),
-    "pool_size": FieldSpec((int,), False, 4, "past checkpoints kept for those games", check_positive),
+    "pool_size": FieldSpec((int,), False, 4, "past checkpoints kept for those games", check_between(1, 256)),
     "pool_every": FieldSpec((int,), False, 5, "iterations between checkpoints added to the pool", check_positive),
     # the search
     "root": FieldSpec((str,), False, "gumbel", "root rule: gumbel (Sequential Halving) or puct (Dirichlet noise)",
                       _one_of(ROOT_RULES)),
     "interior": FieldSpec((str,), False, "gumbel", "inner rule: gumbel (deterministic) or puct",
                           _one_of(INTERIOR_RULES)),
-    "considered_actions": FieldSpec((int,), False, 16, "actions sampled at a Gumbel root (m)", check_positive),
+    "considered_actions": FieldSpec((int,), False, 16, "actions sampled at a Gumbel root (m)", check_between(1, 256)),
     "gumbel_scale": FieldSpec(_NUM, False, 1.0, "scale of the root's Gumbel noise in self-play", check_non_negative),
     "c_visit": FieldSpec(_NUM, False, 50.0, "sigma(q) = (c_visit + max N) * c_scale * q", check_positive),
     "c_scale": FieldSpec(_NUM, False, 0.1, "see c_visit", check_positive),
@@ -96,7 +134,8 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "c_puct": FieldSpec(_NUM, False, 1.5, "PUCT exploration constant", check_positive),
     "dirichlet_alpha": FieldSpec(_NUM, False, 0.3, "Dirichlet noise concentration (root: puct)", check_positive),
     "dirichlet_fraction": FieldSpec(_NUM, False, 0.25, "weight of the Dirichlet noise (root: puct)", check_unit),
-    "leaves_per_tree": FieldSpec((int,), False, 4, "walks per tree and forward pass (virtual loss)", check_positive),
+    "leaves_per_tree": FieldSpec((int,), False, 4, "walks per tree and forward pass (virtual loss)",
+                                 check_between(1, 1024)),
     "root_check": FieldSpec((bool,), False, True, "check every root's wins and losses in one exactly", None),
     # targets
     "draw_value": FieldSpec(_NUM, False, 0.0, "value target of a drawn game, for both sides", _value),
@@ -104,7 +143,8 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "value_mix": FieldSpec(_NUM, False, 0.0, "weight of the root's search value in the value target", check_unit),
     # warm start (off by default: tabula rasa)
     "warm_start_games": FieldSpec((int,), False, 0, "games of the warm-start agent against itself whose "
-                                  "positions fill the window before self-play (0: tabula rasa)", check_non_negative),
+                                  "positions fill the window before self-play (0: tabula rasa)",
+                                  check_between(0, 1_000_000)),
     "warm_start_agent": FieldSpec((str,), False, "greedy", "the warm start's teacher (an agent spec: greedy, "
                                   "mcts:N); its root visits or its move are the policy targets", _spec),
     "warm_start_epsilon": FieldSpec(_NUM, False, 0.25, "chance that a warm-start move is random (the target "
@@ -114,25 +154,32 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "sparring_share": FieldSpec(_NUM, False, 0.25, "share of self-play games against the sparring agent "
                                 "(when one is named)", check_unit),
     # replay and learner
-    "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window", check_positive),
+    "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window",
+                               check_between(1, MAX_REPLAY_WINDOW)),
     "min_replay": FieldSpec((int,), False, 2048, "positions in the window before the learner starts", check_positive),
     "symmetries": FieldSpec((str,), False, "rules", "augmentation: rules (every symmetry of the rules), "
                             "layout (those that keep the start position too), none", _one_of(SYMMETRY_SETS)),
-    "batch_size": FieldSpec((int,), False, 256, "learner minibatch", check_positive),
+    "batch_size": FieldSpec((int,), False, 256, "learner minibatch", check_between(1, MAX_GAMES)),
     "sample_reuse": FieldSpec(_NUM, False, 4.0, "times each new position is sampled on average "
-                              "(learner steps = reuse * new positions / batch)", check_positive),
-    "learning_rate": FieldSpec(_NUM, False, 1e-3, "AdamW learning rate", check_positive),
+                              "(learner steps = reuse * new positions / batch)",
+                              lambda v: None if 0 < v <= 1000 else f"must lie in (0, 1000], got {v}"),
+    "learning_rate": FieldSpec(_NUM, False, 1e-3, "AdamW learning rate",
+                               lambda v: None if 0 < v <= 1 else f"must lie in (0, 1], got {v}"),
     "weight_decay": FieldSpec(_NUM, False, 1e-4, "AdamW weight decay", check_non_negative),
     "value_weight": FieldSpec(_NUM, False, 1.0, "weight of the value loss", check_non_negative),
     "max_grad_norm": FieldSpec(_NUM, False, 5.0, "gradient clipping norm", check_positive),
     # scale-out
-    "workers": FieldSpec((int,), False, 0, "Ray self-play actors (0: self-play in the learner's process)", check_non_negative),
+    "workers": FieldSpec((int,), False, 0, "Ray self-play actors (0: self-play in the learner's process)",
+                         check_between(0, 1024)),
     # evaluation, checkpoints, output
     "eval_every": FieldSpec((int,), False, 10, "iterations between evaluations (0: only the final one)", check_non_negative),
-    "eval_games": FieldSpec((int,), False, 20, "games per side per opponent in a periodic evaluation", check_positive),
-    "final_eval_games": FieldSpec((int,), False, 100, "games per side per opponent in the final evaluation", check_positive),
+    "eval_games": FieldSpec((int,), False, 20, "games per side per opponent in a periodic evaluation",
+                            check_between(1, MAX_GAMES)),
+    "final_eval_games": FieldSpec((int,), False, 100, "games per side per opponent in the final evaluation",
+                                  check_between(1, MAX_GAMES)),
     "eval_opponents": FieldSpec((list,), False, ["greedy", "mcts:100"], "agent specs to evaluate against", _opponents),
-    "eval_simulations": FieldSpec((int,), False, 64, "simulations per move of the evaluated az agent", check_positive),
+    "eval_simulations": FieldSpec((int,), False, 64, "simulations per move of the evaluated az agent",
+                                  check_between(1, MAX_SIMULATIONS)),
     "checkpoint_every": FieldSpec((int,), False, 5, "iterations between checkpoints (the last is always kept)", check_positive),
     "output_dir": FieldSpec((str, type(None)), False, None, "output directory; default runs/az/<variant>",
                             lambda v: None if v.strip() else "must not be empty"),
@@ -144,6 +191,13 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
 def validate_az_config(raw: Any, source: str = "az config") -> dict[str, Any]:
     """Check a parsed config against :data:`AZ_SCHEMA`; return it with the defaults filled."""
     cfg = check_schema(raw, AZ_SCHEMA, source)
+    specs = [("warm_start_agent", cfg["warm_start_agent"]), ("sparring", cfg["sparring"])]
+    for field, spec in specs + [("eval_opponents", x) for x in cfg["eval_opponents"]]:
+        if spec is not None:
+            try:
+                check_data_spec(spec, "")     # a config never opts in to unpickling
+            except ValueError as exc:
+                raise ConfigError(field, str(exc).lstrip(": "), source) from None
     if cfg["fast_simulations"] > cfg["simulations"]:
         raise ConfigError("fast_simulations", f"must be <= simulations ({cfg['simulations']}), "
                                               f"got {cfg['fast_simulations']}", source)
@@ -157,9 +211,30 @@ def validate_az_config(raw: Any, source: str = "az config") -> dict[str, Any]:
         raise ConfigError("min_replay", f"must be <= replay_window ({cfg['replay_window']}), "
                                         f"got {cfg['min_replay']}", source)
     try:
-        rules_of(cfg)
+        rules = rules_of(cfg)
     except (InvalidOptionError, TypeError, ValueError) as exc:
         raise ConfigError("options", str(exc), source) from None
+    gib = 1 << 30
+    weights = network_bytes(rules.board_size, cfg["channels"], cfg["blocks"], cfg["value_hidden"])
+    if weights > MAX_WEIGHTS_BYTES:
+        raise ConfigError("channels", f"{cfg['channels']} channels x {cfg['blocks']} blocks make "
+                                      f"{weights / gib:.1f} GiB of weights, more than a model file may hold "
+                                      f"({MAX_WEIGHTS_BYTES // gib} GiB)", source)
+    need = window_bytes(rules, cfg["replay_window"])
+    if need > MAX_MEMORY_BYTES:
+        raise ConfigError("replay_window", f"{cfg['replay_window']} positions of a {rules.board_size}x"
+                                           f"{rules.board_size} board take about {need / gib:.1f} GiB, more "
+                                           f"than the {MAX_MEMORY_BYTES // gib} GiB allowed", source)
+    for field, games, sims_field in (("games", cfg["games"], "simulations"),
+                                     ("eval_games", max(cfg["eval_games"], cfg["final_eval_games"]),
+                                      "eval_simulations")):
+        need = games * tree_bytes(cfg[sims_field])
+        if need > MAX_MEMORY_BYTES:
+            if field == "eval_games" and cfg["final_eval_games"] > cfg["eval_games"]:
+                field = "final_eval_games"
+            raise ConfigError(field, f"{games} games searched at once with {cfg[sims_field]} {sims_field} "
+                                     f"take about {need / gib:.1f} GiB of search trees, more than the "
+                                     f"{MAX_MEMORY_BYTES // gib} GiB allowed", source)
     return cfg
 
 

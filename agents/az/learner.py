@@ -7,6 +7,10 @@ AlphaZero loss
 (the weight decay is the optimiser's: AdamW). Each sample gets a symmetry drawn uniformly from
 the variant's set (:mod:`.symmetry`): its planes and its actions are mapped together, so the
 network sees every position in all the orientations the rules cannot tell apart.
+
+A step whose loss or gradient is not finite raises :class:`DivergedError` before the optimiser
+moves: once a network holds nan, every later step, checkpoint and evaluation would be nan too
+(and still look like a run), so training stops there instead.
 """
 
 from __future__ import annotations
@@ -14,11 +18,36 @@ from __future__ import annotations
 import numpy as np
 import torch as th
 
+from ..schema import ConfigError
 from .network import AZNet
 from .replay import ReplayWindow, decode_planes
 from .symmetry import Symmetry
 
-__all__ = ["Learner"]
+__all__ = ["Learner", "DivergedError", "network_problem"]
+
+
+class DivergedError(ConfigError):
+    """Training diverged: the loss, a gradient or the network's output is nan or inf (one line;
+    a :class:`~agents.schema.ConfigError`, as the usual cause is a setting, such as the
+    learning rate, and the command line reports it as one)."""
+
+    def __init__(self, message: str):
+        self.detail = message
+        super().__init__("<loss>", message, "az training")
+
+
+def network_problem(net: AZNet, probe: th.Tensor) -> str | None:
+    """Why ``net`` cannot be kept, or None: a weight that is nan or inf, or nan or inf outputs
+    on ``probe`` (observation planes). Finite weights may still overflow: an absurd step leaves
+    weights near 1e30, whose products are inf."""
+    for name, tensor in net.state_dict().items():
+        if tensor.is_floating_point() and not bool(th.isfinite(tensor).all()):
+            return f"its weight {name} holds nan or inf"
+    with th.no_grad():
+        logits, value = net(probe)
+    if not (bool(th.isfinite(logits).all()) and bool(th.isfinite(value).all())):
+        return "its outputs are nan or inf"
+    return None
 
 
 class Learner:
@@ -69,7 +98,13 @@ class Learner:
         loss = policy_loss + self.value_weight * value_loss
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        th.nn.utils.clip_grad_norm_(self.net.parameters(), self.max_grad_norm)
+        norm = th.nn.utils.clip_grad_norm_(self.net.parameters(), self.max_grad_norm)
+        if not bool(th.isfinite(loss) & th.isfinite(norm)):   # one device sync for both
+            self.optimizer.zero_grad(set_to_none=True)       # the weights were not touched
+            if not bool(th.isfinite(loss)):
+                raise DivergedError(f"the loss is {loss.item()} at learner step {self.steps + 1} (policy "
+                                    f"{policy_loss.item():.4g}, value {value_loss.item():.4g})")
+            raise DivergedError(f"the gradient norm is {norm.item()} at learner step {self.steps + 1}")
         self.optimizer.step()
         self.steps += 1
         with th.no_grad():

@@ -30,7 +30,25 @@ from torch import nn
 
 from ..networks import ResidualBlock
 
-__all__ = ["AZNet", "Evaluator"]
+__all__ = ["AZNet", "Evaluator", "shape_problem"]
+
+
+def shape_problem(shape: dict) -> str | None:
+    """What is wrong with a network shape (:meth:`AZNet.shape`: the constructor's arguments), or
+    None: each size an int within :data:`agents.schema.NETWORK_BOUNDS` (a float is refused, not
+    truncated), checked before anything is built.
+
+    >>> shape_problem({"board_size": 7, "planes": 14, "channels": 32.9, "blocks": 2, "value_hidden": 64})
+    'channels must be an int from 1 to 1024, got 32.9'
+    """
+    from ..schema import NETWORK_BOUNDS, int_problem
+
+    for key, (low, high) in NETWORK_BOUNDS.items():
+        if key in shape:
+            problem = int_problem(shape[key], low, high)
+            if problem:
+                return f"{key} {problem}"
+    return None
 
 
 class AZNet(nn.Module):
@@ -39,11 +57,11 @@ class AZNet(nn.Module):
     def __init__(self, board_size: int, planes: int = 14, channels: int = 32, blocks: int = 3,
                  value_hidden: int = 64):
         super().__init__()
-        for key, val, low in (("board_size", board_size, 3), ("planes", planes, 1),
-                              ("channels", channels, 1), ("blocks", blocks, 0),
-                              ("value_hidden", value_hidden, 1)):
-            if isinstance(val, bool) or not isinstance(val, int) or val < low:
-                raise ValueError(f"{key} must be an int >= {low}, got {val!r}")
+        shape = {"board_size": board_size, "planes": planes, "channels": channels, "blocks": blocks,
+                 "value_hidden": value_hidden}
+        problem = shape_problem(shape)
+        if problem:
+            raise ValueError(problem)
         n = board_size
         self.n, self.planes, self.channels, self.blocks_count = n, planes, channels, blocks
         self.value_hidden = value_hidden

@@ -23,7 +23,16 @@ the same thread between forward passes).
 **Resume**: ``--resume OUT/checkpoints/iter_XXXXXX`` loads the network, the optimiser, the
 counters, the pool, the random generator and the replay window of that checkpoint and goes on
 to ``iterations`` in all, writing to the same folder (games that were running are not saved:
-self-play starts new ones).
+self-play starts new ones). Every file is checked as it is read (:mod:`.checkpoint`) and a bad
+one is refused in one line naming it, before anything is written.
+
+**Before the first iteration** every agent the config names (``eval_opponents``, ``sparring``,
+``warm_start_agent``) is built and plays one move of the variant, and the replay window must fit
+the memory available: a mistake there would otherwise surface after the whole training budget.
+
+**Divergence**: a loss, gradient or network output that is nan or inf stops the run with one
+line (:class:`~.learner.DivergedError`); nothing is saved from the diverged network (no
+checkpoint, no ``final.pt``), so the last checkpoint written stays the run's last good one.
 """
 
 from __future__ import annotations
@@ -67,6 +76,37 @@ def selfplay_settings(cfg: dict) -> SelfPlaySettings:
                             value_mix=float(cfg["value_mix"]))
 
 
+def check_config_agents(cfg: dict) -> None:
+    """Build every agent the config names (``warm_start_agent``, ``sparring``, each of
+    ``eval_opponents``), check it against the rules and let it play one move of the opening, as
+    the PPO trainer checks its opponents: a missing model or one of another game is a
+    :class:`~agents.schema.ConfigError` naming the field now, not a traceback at the first
+    evaluation after the whole training budget. The agents are thrown away (each use builds its
+    own)."""
+    from tafl_env.game import engine_for
+
+    from ..base import make_agent
+    from ..schema import ConfigError
+
+    rules = rules_of(cfg)
+    eng = engine_for(rules)
+    specs = [("warm_start_agent", cfg["warm_start_agent"]), ("sparring", cfg["sparring"])]
+    specs += [("eval_opponents", spec) for spec in cfg["eval_opponents"]]
+    for field, spec in specs:
+        if spec is None:
+            continue
+        try:
+            agent = make_agent(spec, seed=0)
+            agent.check_rules(rules)
+            state = eng.initial_state(1)
+            action = agent.act(eng, state)
+            if not eng.check_legal(state, action).all():
+                raise ValueError("it chose an illegal move")
+        except Exception as exc:  # noqa: BLE001 -- whatever fails here, the agent cannot be used
+            text = " ".join(str(exc).split())[:300] or type(exc).__name__
+            raise ConfigError(field, f"{spec!r} cannot play {rules.name}: {text}", "az config") from None
+
+
 def config_agent(cfg: dict, field: str, seed: int):
     """The agent that the config's ``field`` names (``warm_start_agent``, ``sparring``), built
     now so that a bad spec is an error before anything is written; None where the field is
@@ -104,6 +144,55 @@ def _ckpt_name(iteration: int) -> str:
     return f"iter_{iteration:06d}"
 
 
+_SECONDS = ("selfplay_seconds", "learner_seconds", "minutes")
+_RESULTS = ("attacker", "defender", "draw", "capped")
+_WARM_START = ("warm_start_positions", "warm_start_games")
+
+
+def _read_trainer(path: Path) -> dict:
+    """``trainer.json`` of a checkpoint, checked: the counters (:data:`COUNTERS`, ints but the
+    times, all finite and >= 0; the results by kind), the pool (relative model paths inside the
+    run's folder) and a state of numpy's PCG64 generator. Anything else is a
+    :class:`~.checkpoint.CheckpointError` naming the file and the key."""
+    from .checkpoint import CheckpointError, read_json
+
+    trainer = read_json(path, "trainer state")
+    if not isinstance(trainer, dict) or not {"counters", "pool", "rng"} <= set(trainer):
+        raise CheckpointError(f"{path} is not a trainer state (keys counters, pool and rng expected)")
+    counters = trainer["counters"]
+    if not isinstance(counters, dict):
+        raise CheckpointError(f"{path}: counters must be a mapping, got {type(counters).__name__}")
+    kept: dict[str, Any] = {}
+    for key in (*COUNTERS, *_WARM_START):
+        if key not in counters:
+            if key in COUNTERS:
+                raise CheckpointError(f"{path}: counter {key!r} is missing")
+            continue
+        v = counters[key]
+        kinds = (int, float) if key in _SECONDS else (int,)
+        if isinstance(v, bool) or not isinstance(v, kinds) or not math.isfinite(v) or v < 0:
+            raise CheckpointError(f"{path}: counter {key!r} must be {'a number' if key in _SECONDS else 'an int'} "
+                                  f">= 0, got {v!r}")
+        kept[key] = v
+    results = counters.get("results")
+    if not isinstance(results, dict) or set(results) != set(_RESULTS) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in results.values()):
+        raise CheckpointError(f"{path}: counter 'results' must map {', '.join(_RESULTS)} to ints >= 0, "
+                              f"got {results!r}"[:300])
+    kept["results"] = dict(results)
+    pool = trainer["pool"]
+    if not isinstance(pool, list) or not all(
+            isinstance(p, str) and p and not Path(p).is_absolute() and ".." not in Path(p).parts for p in pool):
+        raise CheckpointError(f"{path}: pool must be a list of model paths inside the run's folder, "
+                              f"got {pool!r}"[:300])
+    try:
+        np.random.PCG64().state = trainer["rng"]
+    except (TypeError, ValueError, KeyError, OverflowError) as exc:
+        raise CheckpointError(f"{path}: rng is not a state of numpy's PCG64 generator "
+                              f"({' '.join(str(exc).split())[:120]})") from None
+    return {"counters": kept, "pool": list(pool), "rng": trainer["rng"]}
+
+
 class _Run:
     """The state of one training run: network, learner, window, pool, counters, outputs."""
 
@@ -112,7 +201,6 @@ class _Run:
 
         from tafl_env.game import engine_for
 
-        from .checkpoint import CheckpointError, load_model, load_tensors
         from .learner import Learner
         from .network import AZNet
         from .replay import ReplayWindow
@@ -135,30 +223,83 @@ class _Run:
         self.window = ReplayWindow(cfg["replay_window"], (self.engine.n, self.engine.n, 14))
         self.evals: list = []
         if resume is not None:
-            net, record = load_model(resume, device)
-            if record.get("variant") != self.rules.name or record["network"] != self.net.shape():
-                raise CheckpointError(f"{resume} holds a {record.get('variant')} network of shape "
-                                      f"{record['network']}; this config trains {self.rules.name} with "
-                                      f"{self.net.shape()}")
-            self.net.load_state_dict(net.state_dict())
-            self.learner.optimizer.load_state_dict(load_tensors(resume / "optimizer.pt", device))
-            trainer = json.loads((resume / "trainer.json").read_text())
-            self.counters.update(trainer["counters"])
-            self.pool = list(trainer["pool"])
-            self.rng.bit_generator.state = trainer["rng"]
-            self.learner.steps = int(self.counters["learner_steps"])
-            replay = resume / "replay.npz"
-            if replay.is_file():
-                self.window = ReplayWindow.load(replay, cfg["replay_window"])
-            else:     # an older checkpoint: only the newest keeps its window
-                import warnings
+            self._resume(resume)
 
-                warnings.warn(f"{resume} holds no replay window (only a run's newest checkpoint "
-                              "keeps one): the window starts empty", stacklevel=2)
-            ev = out / "eval.json"
-            if ev.is_file():
-                self.evals = [e for e in json.loads(ev.read_text())
-                              if e["iteration"] <= self.counters["iteration"]]
+    def _resume(self, resume: Path) -> None:
+        """Load the checkpoint ``resume``; each file is checked as it is read and a bad one is a
+        :class:`~.checkpoint.CheckpointError` naming it (module docstring of :mod:`.checkpoint`)."""
+        from .checkpoint import CheckpointError, load_model, load_optimizer_state, read_json, read_replay
+        from .config import MAX_MEMORY_BYTES
+        from .replay import ReplayWindow
+
+        net, record = load_model(resume, self.device)
+        if record.get("variant") != self.rules.name or record["network"] != self.net.shape():
+            raise CheckpointError(f"{resume} holds a {record.get('variant')} network of shape "
+                                  f"{record['network']}; this config trains {self.rules.name} with "
+                                  f"{self.net.shape()}")
+        trainer = _read_trainer(resume / "trainer.json")
+        self._check_pool(trainer["pool"], resume / "trainer.json")
+        replay = resume / "replay.npz"
+        window = None
+        if replay.is_file():
+            n = self.engine.n
+            arrays = read_replay(replay, (n, n, 14), self.engine.num_actions, MAX_MEMORY_BYTES)
+            window = ReplayWindow.from_state_dict(arrays, self.cfg["replay_window"])
+        else:     # an older checkpoint: only the newest keeps its window
+            import warnings
+
+            warnings.warn(f"{resume} holds no replay window (only a run's newest checkpoint "
+                          "keeps one): the window starts empty", stacklevel=3)
+        ev = self.out / "eval.json"
+        evals = read_json(ev, "evaluation log") if ev.is_file() else []
+        if not isinstance(evals, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("iteration"), int) for e in evals):
+            raise CheckpointError(f"{ev} is not an evaluation log (a list of evaluations with their iteration)")
+        self.net.load_state_dict(net.state_dict())
+        load_optimizer_state(resume / "optimizer.pt", self.learner.optimizer, self.device)
+        self.counters.update(trainer["counters"])
+        self.pool = list(trainer["pool"])
+        self.rng.bit_generator.state = trainer["rng"]
+        self.learner.steps = int(self.counters["learner_steps"])
+        if window is not None:
+            self.window = window
+        self.evals = [e for e in evals if e["iteration"] <= self.counters["iteration"]]
+
+    def _check_pool(self, pool: list, where: Path) -> None:
+        """Each pool entry that exists must be a model of this variant's board (a missing one is
+        skipped, as :meth:`pool_nets` skips it)."""
+        from .checkpoint import CheckpointError, load_model
+
+        for entry in pool:
+            path = self.out / entry
+            if not path.is_file():
+                continue
+            try:
+                _, record = load_model(path, "cpu")
+            except CheckpointError as exc:
+                raise CheckpointError(f"pool entry {entry!r} of {where}: {exc}") from None
+            if record.get("variant") != self.rules.name:
+                raise CheckpointError(f"pool entry {entry!r} of {where} is a {record.get('variant')} "
+                                      f"model; this run trains {self.rules.name}")
+
+    # --- divergence ----------------------------------------------------------------------------
+    def check_network(self) -> None:
+        """Raise :class:`~.learner.DivergedError` when the network holds nan or inf or answers
+        nan or inf on the opening and a few positions of the window."""
+        import torch as th
+
+        from tafl_env.observation import observe
+
+        from .learner import DivergedError, network_problem
+        from .replay import decode_planes
+
+        st = self.engine.initial_state(1)
+        obs = observe(self.engine, st, st.to_move.astype(np.intp))
+        if len(self.window):
+            obs = np.concatenate([obs, decode_planes(self.window.obs[:min(16, len(self.window))])])
+        problem = network_problem(self.net, th.from_numpy(np.ascontiguousarray(obs)).to(self.device))
+        if problem:
+            raise DivergedError(f"the network diverged: {problem}")
 
     # --- checkpoints --------------------------------------------------------------------------
     def save_checkpoint(self) -> Path:
@@ -166,6 +307,7 @@ class _Run:
 
         from .checkpoint import save_model
 
+        self.check_network()           # nothing diverged is ever written
         it = int(self.counters["iteration"])
         ck = self.out / "checkpoints" / _ckpt_name(it)
         tmp = ck.with_name(ck.name + ".tmp")
@@ -245,6 +387,21 @@ def format_summary(summary: dict) -> str:
     return text
 
 
+def _check_window_memory(cfg: dict) -> None:
+    """The replay window must fit the memory available now (it fills up over the run: without
+    this a window too big for the machine fails hours in)."""
+    from tafl_env.errors import InvalidOptionError
+    from tafl_env.memory import fits
+
+    from ..schema import ConfigError
+    from .config import window_bytes
+
+    try:
+        fits(window_bytes(rules_of(cfg), cfg["replay_window"]), f"a replay window of {cfg['replay_window']} positions")
+    except InvalidOptionError as exc:
+        raise ConfigError("replay_window", str(exc), "az config") from None
+
+
 def _warm_start(run: "_Run", cfg: dict, teacher, show: bool, writer) -> None:
     """The teacher's games into the window, then ``sample_reuse`` passes of learning over them."""
     from ..training.progress import progress_bar
@@ -280,6 +437,7 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     from ..training.evaluation import plot_learning_curve, write_evals
     from ..training.progress import progress_bar
     from .checkpoint import CheckpointError, save_model
+    from .learner import DivergedError
 
     cfg = dict(config)
     if seed is not None:
@@ -307,8 +465,10 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     if out.exists() and not out.is_dir():
         raise ConfigError("output_dir", f"{out} exists and is not a folder", "az config")
     show = cfg["progress_bar"] if progress is None else progress
+    check_config_agents(cfg)
     teacher = config_agent(cfg, "warm_start_agent", cfg["seed"] + 17) if cfg["warm_start_games"] else None
     config_agent(cfg, "sparring", 0)    # checked before anything is written; built below
+    _check_window_memory(cfg)
     device = resolve_device(cfg["device"])
     th.set_num_threads(cfg["torch_threads"])
     out.mkdir(parents=True, exist_ok=True)
@@ -346,14 +506,17 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
         selfplay.set_pool([Evaluator(n, device) for n in run.pool_nets()])
     c = run.counters
     t0 = time.monotonic()
-    if cfg["warm_start_games"] and c["iteration"] == 0 and not c.get("warm_start_positions"):
-        _warm_start(run, cfg, teacher, show, writer)
     minutes0 = float(c["minutes"])
     stop = "iterations"
-    bar = progress_bar(cfg["iterations"], f"az {cfg['variant']}", "it", show)
-    bar.update(int(c["iteration"]))
+    bar = None
     last_ckpt = None
+    diverged = None
     try:
+        if cfg["warm_start_games"] and c["iteration"] == 0 and not c.get("warm_start_positions"):
+            _warm_start(run, cfg, teacher, show, writer)
+            run.check_network()
+        bar = progress_bar(cfg["iterations"], f"az {cfg['variant']}", "it", show)
+        bar.update(int(c["iteration"]))
         while c["iteration"] < cfg["iterations"]:
             if cfg["max_minutes"] is not None and (time.monotonic() - t0) / 60 >= cfg["max_minutes"]:
                 stop = "max_minutes"
@@ -380,6 +543,7 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
                         sums[k] = sums.get(k, 0.0) + v
                 metrics = {k: v / steps for k, v in sums.items()}
                 c["learner_steps"] += steps
+                run.check_network()          # before self-play searches with it
             l_time = time.monotonic() - tl
             c["iteration"] += 1
             c["positions"] += gb.positions
@@ -426,17 +590,32 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
                                     title=f"{cfg['variant']} AZ (x: self-play positions recorded)")
                 for opp, sides in res.items():
                     writer.add_scalar(f"eval/{opp}", sides["both"]["score"], it)
+    except DivergedError as exc:
+        diverged = exc
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         c["minutes"] = minutes0 + (time.monotonic() - t0) / 60
-        if last_ckpt != run.out / "checkpoints" / _ckpt_name(int(c["iteration"])):
-            run.save_checkpoint()
-        save_model(out / "final.pt", run.net, run.rules, iteration=int(c["iteration"]),
-                   positions=int(c["positions"]), minutes=round(float(c["minutes"]), 2))
+        if diverged is None:
+            try:
+                run.check_network()
+            except DivergedError as exc:
+                diverged = exc
+        if diverged is None:            # a diverged network is never saved (module docstring)
+            if last_ckpt != run.out / "checkpoints" / _ckpt_name(int(c["iteration"])):
+                run.save_checkpoint()
+            save_model(out / "final.pt", run.net, run.rules, iteration=int(c["iteration"]),
+                       positions=int(c["positions"]), minutes=round(float(c["minutes"]), 2))
         writer.flush()
         writer.close()
         if session is not None:
             session.__exit__(None, None, None)
+    if diverged is not None:
+        kept = last_ckpt or resume_dir
+        raise DivergedError(f"{diverged.detail}: training stopped and nothing was saved from the diverged "
+                            f"network; " + (f"the last checkpoint, {kept}, is kept" if kept else
+                                           "no checkpoint had been written yet")
+                            + " (a lower learning_rate or max_grad_norm may help)")
     summary: dict[str, Any] = {"variant": cfg["variant"], "out": str(out), "stop": stop, "device": device,
                                "counters": c, "ray": address_used, "command": command,
                                "symmetries": [s.name for s in run.symmetries]}

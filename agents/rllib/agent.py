@@ -1,4 +1,4 @@
-"""A trained RLlib module as a project agent: ``rllib:DIR`` (and ``policy:DIR``).
+"""A trained RLlib module as a project agent: ``rllib:DIR``.
 
 ``DIR`` is what an RLlib run of ``tafl train`` writes (:mod:`agents.rllib.trainer`): its
 ``final/`` module checkpoint, one of its ``checkpoints/step_T/`` algorithm checkpoints, or the

@@ -14,8 +14,9 @@ from tafl_env.memory import fits
 from tafl_env.observation import NUM_PLANES
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..schema import (ConfigError, FieldSpec, check_non_negative, check_positive, check_rule_options, check_schema,
-                      check_seed, check_unit, read_yaml_config)
+from ..base import check_data_spec
+from ..schema import (NETWORK_BOUNDS, ConfigError, FieldSpec, check_non_negative, check_positive,
+                      check_rule_options, check_schema, check_seed, check_unit, read_yaml_config)
 
 __all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "rules_of"]
 
@@ -32,8 +33,12 @@ def _opponents_check(v):
     if not v:
         return "needs at least one opponent"
     for x in v:
-        if x not in ("random", "greedy") and not (isinstance(x, str) and x.startswith(("mcts:", "policy:", "rllib:"))):
-            return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH, rllib:DIR)"
+        try:
+            check_data_spec(x, "")          # a config never opts in to unpickling (rllib: included)
+        except ValueError as exc:
+            return str(exc).lstrip(": ")
+        if x not in ("random", "greedy") and not x.startswith(("mcts:", "policy:")):
+            return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH)"
     return None
 
 
@@ -82,9 +87,9 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                                       "minibatch size of the warm start (null: batch_size)",
                                       lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
     # the network
-    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _between(1, 1024)),
-    "blocks": FieldSpec((int,), False, 3, "residual blocks of the trunk", _between(0, 64)),
-    "value_hidden": FieldSpec((int,), False, 64, "units of the value MLP", _between(1, 4096)),
+    "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _between(*NETWORK_BOUNDS["channels"])),
+    "blocks": FieldSpec((int,), False, 3, "residual blocks of the trunk", _between(*NETWORK_BOUNDS["blocks"])),
+    "value_hidden": FieldSpec((int,), False, 64, "units of the value MLP", _between(*NETWORK_BOUNDS["value_hidden"])),
     "torch_threads": FieldSpec((int,), False, 2, "torch CPU threads", _between(1, 1024)),
     # PPO
     "learning_rate": FieldSpec((int, float), False, 3e-4, "Adam learning rate",
