@@ -260,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
                         "engine has (rollouts, threads, reused mask buffers, compile times)")
     p.add_argument("--write", action="store_true", help=f"append the section to {DEFAULT_OUT.name}")
     p.add_argument("--heading", default="Compiled engine against the numpy engine",
-                   help="the run's heading in HISTORY.md (a run against an earlier compiled "
-                        "checkout gets its own); RESULTS.md keeps one section, the latest run")
+                   help="the run's heading (a run against an earlier compiled checkout gets its own); "
+                        "RESULTS.md keeps one section, the latest run")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from tafl_env.bench import append_section, machine_info

@@ -145,9 +145,7 @@ def format_table(results: list[dict]) -> str:
 # --- writing results down (shared by the scripts in benchmarks/) -------------------------------------
 
 RESULTS_TITLE = ("# Benchmark results\n\nThe current figures: the latest run of each benchmark, one `##` "
-                 "section per benchmark; every run is in [HISTORY.md](HISTORY.md), newest first.\n")
-HISTORY_TITLE = ("# Benchmark history\n\nEvery recorded run of the scripts in `benchmarks/`, **newest first**; "
-                 "the latest run of each benchmark is also in [RESULTS.md](RESULTS.md).\n")
+                 "section per benchmark (earlier runs are in git's history of this file).\n")
 
 
 def cpu_model() -> str:
@@ -190,9 +188,9 @@ def machine_info(*packages: str) -> dict[str, str]:
 
 def append_section(path, heading: str, info: dict[str, str], command: str, body: str,
                    notes: tuple[str, ...] = (), topic: str | None = None) -> None:
-    """Write a dated run down in two files: in ``path`` (``RESULTS.md``, the current figures) it
-    replaces the section ``## <topic>`` (``topic`` defaults to ``heading``), or becomes a new section
-    at the end; in ``HISTORY.md`` beside it, it goes on top as ``### <heading>, <date>``.
+    """Write a dated run down in ``path`` (``RESULTS.md``, the current figures): it replaces the
+    section ``## <topic>`` (``topic`` defaults to ``heading``), or becomes a new section at the end
+    (earlier runs are in git's history of the file).
 
     A ``topic`` keeps one section for a benchmark whose runs carry headings of their own (each run
     of ``bench_compiled.py`` names the tree it compares against).
@@ -210,8 +208,8 @@ def append_section(path, heading: str, info: dict[str, str], command: str, body:
         <BLANKLINE>
         | x |
         <BLANKLINE>
-        >>> [line for line in (d / "HISTORY.md").read_text().splitlines() if line.startswith("###")]
-        ['### Run 2, day 2', '### Run 1, day 1']
+        >>> (d / "HISTORY.md").exists()
+        False
     """
     from pathlib import Path
 
@@ -231,9 +229,3 @@ def append_section(path, heading: str, info: dict[str, str], command: str, body:
         sections.append(current)
     path.write_text(head.strip("\n") + "\n\n" + "\n".join(sections), encoding="utf-8")
 
-    history_path = path.with_name("HISTORY.md")
-    entry = "\n".join([f"### {heading}, {info['date']}", "", *details, "", body, ""])
-    old = history_path.read_text(encoding="utf-8") if history_path.exists() else HISTORY_TITLE
-    intro, sep, runs = old.partition("\n### ")
-    history_path.write_text(intro.rstrip("\n") + "\n\n" + entry + ("\n### " + runs if sep else ""),
-                            encoding="utf-8")

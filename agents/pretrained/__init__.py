@@ -4,7 +4,7 @@ Each ``<variant>.zip`` here is an ordinary ``MaskablePPO`` zip (``agents.network
 that records its variant and rules (``tafl_rules``, :mod:`agents.policy`), so it is refused in
 any other game. Its card — config, exact command, seed, training time and steps, evaluation
 against random, greedy and MCTS per side with Wilson intervals, learning curve — is in the
-repository's ``results/training/<variant>/`` (made by ``results/training/card.py``); the same
+repository's ``results/training/<variant>/`` (made by ``tools/card.py``); the same
 command retrains it.
 
 >>> sorted(shipped_policies()) == sorted(VARIANTS)     # one for every variant

@@ -1,7 +1,7 @@
 """Write README.md for recorded tournaments: command, config, seeds, ratings overall and per side,
 the random < greedy < MCTS check; prune records/ to the first game of each leg.
 
-    python results/tournaments/summarize.py legacy_ard_ri [historical_tablut ...]
+    python tools/summarize.py legacy_ard_ri [historical_tablut ...]
 
 Per-side ratings: every (agent, side) is a separate player ("greedy@attacker", ...), fitted with
 agents.evaluation.ratings.elo_ratings (Bradley-Terry, no side term: attacker-players only meet
@@ -16,11 +16,11 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from agents.evaluation.ratings import elo_ratings  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+TOURNAMENTS = ROOT / "results" / "tournaments"
 MARK = "<!-- discussion (hand-written, kept on rewrite) -->"
 SIDES = ("attacker", "defender")
 
@@ -77,7 +77,7 @@ def prune_records(out: Path, res: dict) -> int:
 
 
 def summarize(variant: str) -> dict:
-    out = HERE / variant
+    out = TOURNAMENTS / variant
     res = json.loads((out / "results.json").read_text())
     specs = res["agents"]
     cfg_path = ROOT / "configs" / "tournaments" / f"{variant}.yaml"

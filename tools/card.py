@@ -1,6 +1,6 @@
 """Make a training card: a run of ``tafl train`` recorded in ``results/training/<variant>/``.
 
-    python results/training/card.py VARIANT RUN_DIR [--ship] [--recheck-games 200]
+    python tools/card.py VARIANT RUN_DIR [--ship] [--recheck-games 200]
 
 - copies the run's outputs (``config.yaml``, ``command.txt``, ``eval.csv``, ``eval.json``,
   ``final_eval.json``, ``summary.json``, ``learning_curve.png``; SB3's ``tb/progress.csv`` as
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NOTES = "<!-- notes -->"
 COPIED = ("config.yaml", "command.txt", "eval.csv", "eval.json", "final_eval.json", "summary.json",
           "learning_curve.png")
@@ -156,7 +156,7 @@ def write_readme(variant: str, card: Path, shipped: bool = True) -> None:
                                      f"(`policy:{variant}`; `tafl play {variant} --vs policy:{variant}`)."
                                      if shipped else " The model is not shipped (a comparison run)."), "",
              "Command (from the repository root; it wrote to a scratch directory, whose files are copied here "
-             f"by `python results/training/card.py {variant} RUN_DIR{card_flag}{' --ship' if shipped else ''}`):",
+             f"by `python tools/card.py {variant} RUN_DIR{card_flag}{' --ship' if shipped else ''}`):",
              "", "```", command, "```", "",
              f"- training: {summary['timesteps']:,} PPO steps in {summary['minutes']:.1f} minutes of wall time "
              f"(stopped: {summary['stopped']}), {summary['parameters']:,} parameters, {summary['num_envs']} envs "

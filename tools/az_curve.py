@@ -2,7 +2,7 @@
 network alone (``azpolicy:CKPT``) against an opponent, both sides, paired random openings
 (:mod:`az_eval`'s), Wilson 95% bands; x = self-play positions recorded by that checkpoint.
 
-    python results/training/az_curve.py --run runs/az/X --every 20 --opponent greedy --games 20 \
+    python tools/az_curve.py --run runs/az/X --every 20 --opponent greedy --games 20 \
         --out results/training/legacy_ard_ri_az/curve
 """
 

@@ -1,7 +1,7 @@
 """Evaluate an AZ model against opponents on both sides at the rules' default move cap, with
 Wilson 95% intervals, and write the figures as JSON (for the cards in results/training/*_az/).
 
-    python results/training/az_eval.py --variant legacy_ard_ri --agent az:runs/az/X/final.pt:64 \
+    python tools/az_eval.py --variant legacy_ard_ri --agent az:runs/az/X/final.pt:64 \
         --opponents mcts:100 mcts:1000 --games 100 --seed 2701 --out results/training/legacy_ard_ri_az/vs_mcts.json
 
 Each opponent plays ``--games`` games with the agent attacking and as many with the agent
