@@ -1,4 +1,4 @@
-"""API edges of the front ends (issue 12, items 4 and 6, and the outcome types).
+"""API edges of the front ends: bad calls, the outcome types, PettingZoo and Gymnasium conventions.
 
 Each bad input must be rejected with an error naming what was wrong, leaving nothing half-applied;
 the conventions of PettingZoo and Gymnasium (``state_space``, ``rgb_array``) must hold.

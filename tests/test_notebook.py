@@ -41,7 +41,7 @@ def test_quickstart_notebook_runs(tmp_path, monkeypatch):
 
 
 def test_committed_notebook_shows_its_outputs():
-    """The notebook is committed executed (issue 12): the repository page shows its text and plots."""
+    """The notebook is committed executed: the repository page shows its text and plots."""
     nb = nbformat.read(NOTEBOOK, as_version=4)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert all(cell.get("execution_count") for cell in code), "every code cell executed"

@@ -1,4 +1,4 @@
-"""The benchmark standard (issue 26): openings, fixed-anchor ratings, paired games, the anchor
+"""The benchmark standard: openings, fixed-anchor ratings, paired games, the anchor
 build, adapters for any agent, bad agents' one-line errors and ``tafl rate``.
 
 Games here use cheap agents (random, greedy, a few MCTS simulations) and small anchor tables made

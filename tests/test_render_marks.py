@@ -1,4 +1,4 @@
-"""Board pictures with coordinates and the last move marked (issue 12, item 9)."""
+"""Board pictures with coordinates and the last move marked."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def test_alea_masked_distribution_keeps_argument_validation():
     """Alea's 25,993 actions: the masked categorical re-masks a distribution whose float32 probs are
     cached (deterministic play reads them) with torch's argument checks on. sb3-contrib before 2.9.2
     re-validated the stale probs against the Simplex constraint and failed on large action spaces
-    (sb3-contrib issue 322); the pin asks for the fixed release instead of switching the checks off."""
+    (reported to sb3-contrib as its #322); the pin asks for the fixed release instead of switching the checks off."""
     from torch.distributions import Distribution
 
     from sb3_contrib import MaskablePPO

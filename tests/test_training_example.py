@@ -1,7 +1,7 @@
 """The Python training example of docs/training.md (section "Training from Python") stays quick and
-shows progress: its sizes are checked, and its code runs as written at the size of one PPO update
-(issue 12: the former example, 64 envs x SB3's default n_steps=2048, ran over 15 minutes without a
-line of output). Its full length runs in the slow tier (tests/test_docs.py)."""
+shows progress: its sizes are checked (64 envs x SB3's default n_steps=2048 would run for a quarter
+of an hour without a line of output), and its code runs as written at the size of one PPO update.
+Its full length runs in the slow tier (tests/test_docs.py)."""
 
 from __future__ import annotations
 

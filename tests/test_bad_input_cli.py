@@ -1,4 +1,4 @@
-"""User mistakes and missing extras, through the real ``tafl`` command in a subprocess (issue 12):
+"""User mistakes and missing extras, through the real ``tafl`` command in a subprocess:
 each stops before any work with exit status 2 and exactly one line on stderr, no traceback, and
 writes nothing."""
 

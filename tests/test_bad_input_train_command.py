@@ -1,4 +1,4 @@
-"""``tafl train`` and bad inputs (issue 12): safe loading of the snapshot pool, and every user mistake
+"""``tafl train`` and bad inputs: safe loading of the snapshot pool, and every user mistake
 (a checkpoint that is garbage, a directory, another variant's, a crafted pool file; an output path
 that is a file; an evaluation opponent that cannot be built) stopped before any work with one line
 on stderr and exit status 2, through the real command in a subprocess, with nothing written.

@@ -1,4 +1,4 @@
-"""What a breaker found (issue 28): unchecked numbers, work without a bound, half-applied steps.
+"""Bad numbers and bounds: unchecked numbers, work without a bound, half-applied steps.
 
 Each bad input stops before any work, with one line naming the value (exit status 2 from the
 command line) and nothing written or changed; each guarded job is bounded as a whole and stops on
@@ -23,7 +23,7 @@ from tafl_env.engine import search
 from tafl_env.errors import InvalidOptionError
 from tafl_env.rules import MAX_TURNS_CAP, make_rules
 
-from test_cli_errors import one_line_error, tafl
+from test_bad_input_cli import one_line_error, tafl
 
 ROOT = Path(__file__).resolve().parents[1]
 
