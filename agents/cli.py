@@ -58,12 +58,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 check_address(address)
         if not args.json:
             print(f"results will go to {out}", flush=True)
-        if args.ray is not None:
-            from .rllib.ray_games import run_tournament_ray
-
-            result = run_tournament_ray(config, out_dir=out, address=address, progress=not args.no_progress)
-        else:
-            result = run_tournament(config, out_dir=out, progress=not args.no_progress)
+        result = run_tournament(config, out_dir=out, progress=not args.no_progress, jobs=args.jobs,
+                                ray=False if args.ray is None else (address or True))
     except AgentsError as exc:
         raise CommandError(str(exc)) from None
     if "ray" in result:
@@ -309,7 +305,8 @@ def add_eval(sub) -> None:
     """The ``tafl eval`` command (entry point ``eval`` of ``tafl.commands``)."""
     p = sub.add_parser("eval", help="run a round-robin tournament from a YAML config",
                        description="Run a round-robin tournament (agents/evaluation/tournament.py) from a YAML config "
-                                   "(configs/tournaments/*.yaml): every pair plays both ways round; writes "
+                                   "(configs/tournaments/*.yaml): every pair plays both ways round, each "
+                                   "opening of the config's suite once with each agent on each side; writes "
                                    "results.json, games.csv, ratings.csv and ratings.png to a fresh folder "
                                    "runs/tournaments/<variant>/<time>/ (or --out) and says where. Needs the "
                                    "'eval' extra (and 'train' for policy: agents).")
@@ -324,10 +321,12 @@ def add_eval(sub) -> None:
     p.add_argument("--agents", nargs="+", metavar="NAME", help="play only these agents of the config")
     p.add_argument("--seed", type=seed_int, help="base seed, instead of the config's seed")
     p.add_argument("--records", action="store_true", help="write records/ (one move file per game)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                   help="worker processes playing the chunks of games (default 1); the same games as with 1")
     p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                   help="play the games as Ray tasks (chunks of batch_size games per pairing leg; the same "
-                        "results as a local run): on the cluster at ADDRESS (HOST:PORT, ray://HOST:PORT or auto), "
-                        "else $RAY_ADDRESS, else a local Ray started for the command (needs the 'rllib' extra)")
+                   help="play the chunks of games as Ray tasks (the same games as a local run): on the cluster "
+                        "at ADDRESS (HOST:PORT, ray://HOST:PORT or auto), else $RAY_ADDRESS, else a local Ray "
+                        "started for the command (needs the 'rllib' extra)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(p)
     p.set_defaults(func=cmd_eval)

@@ -22,7 +22,9 @@ from agents.evaluation.play import agent_seeds, play_games
 from agents.evaluation.ratings import ELO_SCALE, elo_difference, elo_ratings, expected_score, fit_bradley_terry
 from agents.evaluation.report import format_record
 from agents.evaluation.stats import attacker_score, pairing_table, side_table, wilson_interval
-from agents.evaluation.tournament import (TOURNAMENT_SCHEMA, leg_seed, load_tournament_config, round_robin,
+from agents.evaluation.matches import chunk_seed
+from agents.evaluation.openings import load_openings
+from agents.evaluation.tournament import (CHUNK, TOURNAMENT_SCHEMA, load_tournament_config, round_robin,
                                           validate_tournament_config)
 from tafl_env import VARIANTS, make_rules
 from tafl_env.cli import main
@@ -269,7 +271,7 @@ def _unanimous(games_each_side: int):
 
 
 def test_few_unanimous_games_give_a_wide_interval():
-    # the collapse of issue 12: 8 unanimous games gave ppo [x, x] and the side advantage [-500, -500]
+    # a past collapse: 8 unanimous games gave ppo [x, x] and the side advantage [-500, -500]
     out = elo_ratings(_unanimous(4), ["rnd", "ppo"], anchor="rnd")
     by = {r["name"]: r for r in out["ratings"]}
     ppo, sa = by["ppo"], out["side_advantage"]
@@ -437,18 +439,22 @@ def test_round_robin_pairing_side_balance_and_seeds():
                 assert n == 2, (a, b, n)
         assert sum(g["attacker"] == a for g in games) == sum(g["defender"] == a for g in games) == 4
     assert len(out["legs"]) == 6
-    for leg in out["legs"]:
-        i, j = names.index(leg["attacker"]), names.index(leg["defender"])
-        assert leg["seed"] == leg_seed(9, i, j)
+    for leg in out["legs"]:    # one chunk per leg (2 games < CHUNK), seeded by the names
+        assert leg["chunks"] == 1 and leg["seed"] == chunk_seed(9, leg["attacker"], leg["defender"], 0)
         assert all(g["seed"] == leg["seed"] for g in games[leg["first_game"]: leg["first_game"] + leg["games"]])
     assert len({leg["seed"] for leg in out["legs"]}) == 6
-    # time per move: every move of every game is counted once, for the agent that chose it
+    # paired openings: game k of "a attacks b" and of "b attacks a" start from opening k
+    assert [g["opening"] for g in games] == [0, 1] * 6
+    assert [g["index_in_leg"] for g in games] == [0, 1] * 6
+    # time per move: every move of every game after its opening is counted once, for the agent that chose it
+    suite = load_openings("legacy_ard_ri")
+    chosen = lambda g: g["turns"] - len(suite[g["opening"]])
     timing = out["time_per_move"]
     assert sorted(timing) == sorted(names)
-    assert sum(t["moves"] for t in timing.values()) == sum(g["turns"] for g in games)
+    assert sum(t["moves"] for t in timing.values()) == sum(chosen(g) for g in games)
     for leg in out["legs"]:
         assert leg["attacker_moves"] + leg["defender_moves"] == sum(
-            g["turns"] for g in games[leg["first_game"]: leg["first_game"] + leg["games"]])
+            chosen(g) for g in games[leg["first_game"]: leg["first_game"] + leg["games"]])
     assert all(t["ms_per_move"] > 0 for t in timing.values())
     again = round_robin("legacy_ard_ri", AGENTS, 4, seed=9, max_turns=30, progress=False, bootstrap=0,
                         agent_factory=factory)

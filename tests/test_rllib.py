@@ -1,6 +1,6 @@
-"""Scale-out on Ray (issue 14): the RLlib env adapter, the masking module, ``tafl train`` with
+"""Scale-out on Ray: the RLlib env adapter, the masking module, ``tafl train`` with
 ``backend: rllib`` (2 iterations on a local Ray of 2 CPUs, a checkpoint, a resume, and the
-checkpoint played through ``policy:``/``rllib:``), ``tafl eval --ray`` against the local run, and
+checkpoint played through ``rllib:``), ``tafl eval --ray`` against the local run, and
 the bad inputs that must stop a command before any work.
 
 One local Ray serves the whole module (the ``ray_local`` fixture); the runs are tiny (batches of
@@ -170,7 +170,7 @@ def test_two_iterations_write_the_sb3_outputs(trained):
     assert json.loads((ckpt / "tafl_checkpoint.json").read_text())["modules"][:2] == ["main", "snapshot_0"]
 
 
-@pytest.mark.parametrize("spec", ["policy:{out}/final", "rllib:{out}/final", "policy:{ckpt}", "rllib:{out}"])
+@pytest.mark.parametrize("spec", ["rllib:{out}/final", "rllib:{ckpt}", "rllib:{out}"])
 def test_checkpoint_is_an_agent_that_plays_only_legal_moves(trained, spec):
     out, ckpt = trained["out"], trained["summary"]["checkpoint"]
     agent = make_agent(spec.format(out=out, ckpt=ckpt), seed=0)
@@ -188,8 +188,14 @@ def test_checkpoint_is_an_agent_that_plays_only_legal_moves(trained, spec):
 
 def test_checkpoint_agent_from_a_relative_path(trained, monkeypatch):
     monkeypatch.chdir(trained["out"].parent)
-    agent = make_agent(f"policy:{trained['out'].name}/final", seed=0)
+    agent = make_agent(f"rllib:{trained['out'].name}/final", seed=0)
     assert agent.check_rules(make_rules("legacy_ard_ri")) is None
+
+
+def test_policy_never_loads_an_rllib_checkpoint(trained):
+    """policy: unpickles nothing, so it names rllib: for a checkpoint whose loading unpickles."""
+    with pytest.raises(AgentSpecError, match="is an RLlib checkpoint.*play it as rllib:"):
+        make_agent(f"policy:{trained['out']}/final")
 
 
 def test_checkpoint_agent_refuses_another_variant(trained):
@@ -214,19 +220,30 @@ def test_resume_continues_from_the_checkpoint(trained, tmp_path):
 # --- tafl eval --ray ---------------------------------------------------------------------------------
 
 def test_eval_on_ray_equals_the_local_run(ray_local, tmp_path):
-    from agents.rllib.ray_games import run_tournament_ray
-    from agents.evaluation.tournament import run_tournament, validate_tournament_config
+    """``tafl eval --ray`` plays the same chunks through the chunk runner as Ray tasks: the same games."""
+    import contextlib
+    import io
 
-    cfg = validate_tournament_config({"variant": "legacy_ard_ri", "games_per_pair": 8, "seed": 4, "max_turns": 40,
-                                      "batch_size": 2, "bootstrap": 0, "records": True,
-                                      "agents": {"random": "random", "greedy": "greedy"}})
-    local = run_tournament(cfg, out_dir=tmp_path / "local", progress=False)
-    remote = run_tournament_ray(cfg, out_dir=tmp_path / "ray", progress=False)
+    from agents.evaluation.tournament import run_tournament, validate_tournament_config
+    from tafl_env.cli import main
+
+    raw = {"variant": "legacy_ard_ri", "games_per_pair": 8, "seed": 4, "max_turns": 40, "batch_size": 2,
+           "bootstrap": 0, "records": True, "agents": {"random": "random", "greedy": "greedy"}}
+    local = run_tournament(validate_tournament_config(raw), out_dir=tmp_path / "local", progress=False)
+    config = tmp_path / "t.yaml"
+    config.write_text(json.dumps(raw))    # JSON is YAML
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["eval", "--config", str(config), "--ray", "--out", str(tmp_path / "ray"), "--no-progress"])
+    assert code == 0 and "games played as Ray tasks" in out.getvalue()
+    remote = json.loads((tmp_path / "ray" / "results.json").read_text())
+    assert remote["ray"]["address"] and [leg["chunks"] for leg in remote["legs"]] == [2, 2]
     assert remote["games"] == local["games"]
     assert remote["pairings"] == local["pairings"] and remote["ratings"] == local["ratings"]
     assert (tmp_path / "ray" / "games.csv").read_text() == (tmp_path / "local" / "games.csv").read_text()
-    assert sorted(p.name for p in (tmp_path / "ray" / "records").iterdir()) == \
-        sorted(p.name for p in (tmp_path / "local" / "records").iterdir())
+    records = lambda d: {p.name: [line for line in p.read_text().splitlines() if not line.startswith("# replay:")]
+                         for p in (d / "records").iterdir()}      # all but the replay line, which names the file
+    assert records(tmp_path / "ray") == records(tmp_path / "local")
 
 
 # --- bad input, before any work ---------------------------------------------------------------------------

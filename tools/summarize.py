@@ -102,8 +102,8 @@ def summarize(variant: str) -> dict:
           f"(run at low priority, `nice`, beside other jobs), move cap {res['rules']['max_turns']} turns "
           f"(a capped game is a draw).", ""]
     L += ["## Command", "", "```", f"nice -n 5 tafl eval --config configs/tournaments/{variant}.yaml{games_flag}", "```", "",
-          f"Base seed {res['seed']}; every leg's seed (from `agents.evaluation.tournament.leg_seed`) is in the table "
-          "below, in results.json and in games.csv. The run is deterministic given the seeds.", ""]
+          f"Base seed {res['seed']}; every leg's first chunk seed (`agents.evaluation.matches.chunk_seed`) is in the "
+          "table below, every game's in results.json and games.csv. The run is deterministic given the seeds.", ""]
     L += ["| leg | attacker | defender | seed | games | seconds |", "|---:|---|---|---:|---:|---:|"]
     for leg in res["legs"]:
         L.append(f"| {leg['leg']} | {leg['attacker']} | {leg['defender']} | {leg['seed']} | {leg['games']} "

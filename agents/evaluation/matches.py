@@ -1,8 +1,9 @@
 """Paired games from openings, in chunks with their own seeds: played here, in processes or on Ray.
 
-A rating (:mod:`.rate`) and the anchors' round robin (:mod:`.anchors`) play the same unit of work:
-a :class:`Chunk`, one agent attacking another from a block of openings, all at once in one
-batched engine state (:func:`agents.evaluation.play.play_games`). Every chunk has a seed derived
+A rating (:mod:`.rate`), the anchors' round robin (:mod:`.anchors`) and a tournament
+(:mod:`.tournament`) play the same unit of work: a :class:`Chunk`, one agent attacking another
+from a block of openings, all at once in one batched engine state
+(:func:`agents.evaluation.play.play_games`). Every chunk has a seed derived
 from the run's seed, the two players' names, the side and the block (:func:`chunk_seed`), and
 both agents are reset from it before the chunk's first move, so a chunk's games depend on nothing
 played before it, or elsewhere: the same seed gives the same games whether the chunks run one
@@ -46,9 +47,10 @@ class Chunk:
     """One attacker against one defender on a block of openings.
 
     ``attacker``/``defender`` are the players' names; ``*_agent`` what plays: a spec string or an
-    :class:`~agents.base.Agent`. ``openings`` holds the block's opening ids, ``moves`` their move
-    lists; ``block`` numbers the block (it enters the seed); ``key`` identifies the chunk in a
-    run's records.
+    :class:`~agents.base.Agent`. ``openings`` holds the block's opening ids (``None`` for a game
+    from the start), ``moves`` their move lists (empty: the start); ``block`` numbers the block (it
+    enters the seed); ``key`` identifies the chunk in a run's records. With ``record`` each game's
+    row keeps its ``moves`` (for records and GIFs).
     """
 
     key: str
@@ -60,6 +62,7 @@ class Chunk:
     moves: tuple[tuple[str, ...], ...]
     block: int
     seed: int
+    record: bool = False
 
 
 @dataclass
@@ -102,7 +105,8 @@ def _first_move(agent: Agent, rules) -> None:
 
 def play_chunk(rules, chunk: Chunk) -> ChunkResult:
     """Play ``chunk`` (the openings in order; both agents reset from the chunk's seed): one row per
-    game with ``opening``, ``result``, ``reason`` and ``turns``."""
+    game with ``opening``, ``result``, ``reason`` and ``turns`` (and ``moves``, the opening's
+    first, when the chunk is to ``record``)."""
     from .play import play_games
 
     att = _agent(chunk.attacker_agent, "attacker", rules)
@@ -110,9 +114,10 @@ def play_chunk(rules, chunk: Chunk) -> ChunkResult:
     timing: dict[str, list] = {}
     t0 = time.perf_counter()
     rows = play_games(rules, att, dfd, len(chunk.openings), seed=chunk.seed, timing=timing,
-                      openings=[list(m) for m in chunk.moves])
+                      openings=[list(m) for m in chunk.moves], record=chunk.record)
     games = [{"attacker": chunk.attacker, "defender": chunk.defender, "opening": o, "result": r["result"],
-              "reason": r["reason"], "turns": r["turns"], "chunk": chunk.key}
+              "reason": r["reason"], "turns": r["turns"], "chunk": chunk.key,
+              **({"moves": r["moves"]} if chunk.record else {})}
              for o, r in zip(chunk.openings, rows)]
     return ChunkResult(chunk, games, time.perf_counter() - t0, timing)
 

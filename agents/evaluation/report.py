@@ -87,8 +87,8 @@ def check_output_dir(path: str | os.PathLike, *, keep_results: bool = False) -> 
                 pass
     return out
 
-GAME_COLUMNS = ("game", "leg", "attacker", "defender", "attacker_spec", "defender_spec", "seed",
-                "index_in_leg", "result", "reason", "turns", "attacker_score")
+GAME_COLUMNS = ("game", "leg", "attacker", "defender", "attacker_spec", "defender_spec", "seed", "chunk",
+                "index_in_leg", "opening", "result", "reason", "turns", "attacker_score")
 
 
 def _safe(name: str) -> str:
@@ -118,7 +118,9 @@ def format_record(rules: RuleSet, game: Mapping[str, Any], path: str = "F",
         f"# variant: {rules.name}",
         f"# attacker: {game['attacker']} ({game.get('attacker_spec', game['attacker'])})",
         f"# defender: {game['defender']} ({game.get('defender_spec', game['defender'])})",
-        f"# seed: {game.get('seed')} (leg seed; game {game.get('index_in_leg', 0)} of the leg's batch)",
+        f"# seed: {game.get('seed')} (chunk seed; game {game.get('index_in_leg', 0)} of the leg)",
+        "# opening: none (from the start position)" if game.get("opening") is None
+        else f"# opening: {game['opening']} of the suite (its moves come first)",
         f"# max_turns: {rules.max_turns}",
         f"# result: {verdict} after {game['turns']} turns",
         f"# replay: {replay_command(rules, path, options)}",

@@ -1,5 +1,6 @@
 """Scale-out on Ray: RLlib self-play training from the project's configs, RLlib modules as agents,
-and tournaments whose games run as Ray tasks. Needs the ``rllib`` extra (``ray[rllib]``).
+and the Ray session in which games run as Ray tasks (``tafl eval --ray``, ``tafl rate --ray``:
+:class:`agents.evaluation.matches.ChunkRunner`). Needs the ``rllib`` extra (``ray[rllib]``).
 
 One job per module:
 
@@ -12,8 +13,7 @@ One job per module:
 - :mod:`agents.rllib.config`: the ``backend: rllib`` config schema (``configs/rllib/*.yaml``);
 - :mod:`agents.rllib.trainer`: ``tafl train`` with such a config;
 - :mod:`agents.rllib.agent`: the agents ``rllib:DIR`` / ``policy:DIR`` of a checkpoint;
-- :mod:`agents.rllib.ray_games`: ``tafl eval --ray``, a tournament's games as Ray tasks;
-- :mod:`agents.rllib.cluster`: joining a cluster or starting a local Ray.
+- :mod:`agents.rllib.cluster`: joining a cluster or starting a local Ray (the commands' Ray session).
 
 Importing this package imports nothing of Ray; the modules that need it import it.
 """
