@@ -43,7 +43,7 @@ from .network import AZNet, shape_problem
 
 __all__ = ["FORMAT", "CheckpointError", "save_model", "load_model", "read_record", "model_paths",
            "load_tensors", "check_tensors", "refusal_reason", "load_optimizer_state", "read_replay",
-           "read_json"]
+           "read_compact_replay", "read_json"]
 
 FORMAT = "tafl-az-1"
 MAX_JSON_BYTES = 64 << 20
@@ -265,22 +265,18 @@ REPLAY_ARRAYS = {"obs": np.dtype(np.uint8), "actions": np.dtype(np.int32), "targ
 writes them)."""
 
 
-def read_replay(path: str | os.PathLike, obs_shape: tuple, num_actions: int, max_bytes: int) -> dict:
-    """The arrays of a saved replay window (:meth:`~agents.az.replay.ReplayWindow.state_dict`),
-    checked before use: the names of :data:`REPLAY_ARRAYS` and no pickled object
-    (``allow_pickle=False``); dtypes and shapes that fit the board (``obs_shape`` per position,
-    at most ``max_bytes`` in all, both read from the arrays' headers before their data); legal
-    action ids; finite targets and values. Anything else is a :class:`CheckpointError` naming
-    the file."""
-    path = Path(path)
+def _npz_headers(path: Path, arrays: dict, what: str) -> dict[str, tuple]:
+    """``(shape, fortran_order, dtype)`` of each array of the ``.npz`` at ``path``, read from the
+    headers before any data; the file must hold exactly the arrays named in ``arrays`` (no pickled
+    object can be among them: the dtypes are checked against ``arrays`` too)."""
     headers: dict[str, tuple] = {}
     try:
         with zipfile.ZipFile(path) as zf:
             names = {n.removesuffix(".npy") for n in zf.namelist()}
-            if names != set(REPLAY_ARRAYS):
-                raise CheckpointError(f"{path} is not a replay window (arrays {sorted(names)}; expected "
-                                      f"{sorted(REPLAY_ARRAYS)})")
-            for key in REPLAY_ARRAYS:
+            if names != set(arrays):
+                raise CheckpointError(f"{path} is not a {what} (arrays {sorted(names)}; expected "
+                                      f"{sorted(arrays)})")
+            for key in arrays:
                 with zf.open(f"{key}.npy") as fh:
                     version = np.lib.format.read_magic(fh)
                     if version == (1, 0):
@@ -292,10 +288,64 @@ def read_replay(path: str | os.PathLike, obs_shape: tuple, num_actions: int, max
     except CheckpointError:
         raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-        raise CheckpointError(f"{path} is not a readable replay window: {_first_line(exc)}") from None
-    for key, dtype in REPLAY_ARRAYS.items():
+        raise CheckpointError(f"{path} is not a readable {what}: {_first_line(exc)}") from None
+    for key, dtype in arrays.items():
         if headers[key][2] != dtype:
-            raise CheckpointError(f"{path}: replay array {key!r} has dtype {headers[key][2]}, expected {dtype}")
+            raise CheckpointError(f"{path}: {what} array {key!r} has dtype {headers[key][2]}, expected {dtype}")
+    return headers
+
+
+def read_compact_replay(path: str | os.PathLike, board: int, num_actions: int, max_bytes: int) -> dict:
+    """The window of a hand-off's ``window.npz`` (:func:`agents.az.replay.compact_arrays`),
+    checked as :func:`read_replay` checks a full one (the arrays and dtypes of
+    :data:`~agents.az.replay.COMPACT_ARRAYS` from their headers, sizes that fit ``board`` and
+    ``max_bytes`` once expanded, action ids, finite targets and values) and expanded to
+    :meth:`~agents.az.replay.ReplayWindow.state_dict` arrays; else a :class:`CheckpointError`
+    naming the file."""
+    from .replay import BINARY_PLANES, COMPACT_ARRAYS, expand_compact
+
+    path = Path(path)
+    headers = _npz_headers(path, COMPACT_ARRAYS, "compact replay window")
+    shape = {k: tuple(h[0]) for k, h in headers.items()}
+    p = shape["counts"][0] if len(shape["counts"]) == 1 else -1
+    row_bytes = -(-board * board * BINARY_PLANES // 8)
+    flat = shape["actions"]
+    if p < 0 or shape["bits"] != (p, row_bytes) or shape["progress"] != (p,) or shape["values"] != (p,) \
+            or len(flat) != 1 or shape["targets"] != flat or any(shape[k] != () for k in ("board", "capacity", "added")):
+        raise CheckpointError(f"{path}: compact replay arrays of shapes {shape} do not fit a {board}x{board} board")
+    if p * board * board * (BINARY_PLANES + 1) + flat[0] * 8 > max_bytes:
+        raise CheckpointError(f"{path}: its window would take more than {max_bytes / 2**30:.1f} GiB expanded")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            c = {k: npz[k] for k in COMPACT_ARRAYS}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        raise CheckpointError(f"{path} is not a readable compact replay window: {_first_line(exc)}") from None
+    if int(c["board"]) != board or int(c["counts"].astype(np.int64).sum()) != flat[0]:
+        raise CheckpointError(f"{path}: a window of a {int(c['board'])}x{int(c['board'])} board, or counts that do "
+                              f"not add up to its {flat[0]} actions")
+    if int(c["capacity"]) < 1 or int(c["added"]) < p:
+        raise CheckpointError(f"{path}: capacity {int(c['capacity'])} and added {int(c['added'])} do not fit "
+                              f"its {p} positions")
+    if flat[0] and int(c["actions"].max()) >= num_actions:
+        raise CheckpointError(f"{path}: replay actions outside 0..{num_actions - 1}")
+    for key in ("targets", "values"):
+        x = c[key].astype(np.float32)
+        if not np.isfinite(x).all():
+            raise CheckpointError(f"{path}: replay array {key!r} holds nan or inf; refusing to train on it")
+    if p and (np.abs(c["values"].astype(np.float32)).max() > 1 or c["targets"].astype(np.float32).min() < 0):
+        raise CheckpointError(f"{path}: replay values outside [-1, 1] or negative policy targets")
+    return expand_compact(c)
+
+
+def read_replay(path: str | os.PathLike, obs_shape: tuple, num_actions: int, max_bytes: int) -> dict:
+    """The arrays of a saved replay window (:meth:`~agents.az.replay.ReplayWindow.state_dict`),
+    checked before use: the names of :data:`REPLAY_ARRAYS` and no pickled object
+    (``allow_pickle=False``); dtypes and shapes that fit the board (``obs_shape`` per position,
+    at most ``max_bytes`` in all, both read from the arrays' headers before their data); legal
+    action ids; finite targets and values. Anything else is a :class:`CheckpointError` naming
+    the file."""
+    path = Path(path)
+    headers = _npz_headers(path, REPLAY_ARRAYS, "replay window")
     rows = headers["values"][0]
     width = headers["actions"][0][1:]
     want = {"obs": (*rows, *obs_shape), "values": rows, "capacity": (), "added": ()}

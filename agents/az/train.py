@@ -22,7 +22,8 @@ the same thread between forward passes).
 
 **Resume**: ``--resume OUT/checkpoints/iter_XXXXXX`` loads the network, the optimiser, the
 counters, the pool, the random generator and the replay window of that checkpoint and goes on
-to ``iterations`` in all, writing to the same folder (games that were running are not saved:
+to ``iterations`` in all (from a hand-off, :mod:`.handoff`: its compact window, and fresh
+optimiser moments), writing to the same folder (games that were running are not saved:
 self-play starts new ones). Every file is checked as it is read (:mod:`.checkpoint`) and a bad
 one is refused in one line naming it, before anything is written.
 
@@ -228,7 +229,8 @@ class _Run:
     def _resume(self, resume: Path) -> None:
         """Load the checkpoint ``resume``; each file is checked as it is read and a bad one is a
         :class:`~.checkpoint.CheckpointError` naming it (module docstring of :mod:`.checkpoint`)."""
-        from .checkpoint import CheckpointError, load_model, load_optimizer_state, read_json, read_replay
+        from .checkpoint import (CheckpointError, load_model, load_optimizer_state, read_compact_replay,
+                                 read_json, read_replay)
         from .config import MAX_MEMORY_BYTES
         from .replay import ReplayWindow
 
@@ -239,11 +241,14 @@ class _Run:
                                   f"{self.net.shape()}")
         trainer = _read_trainer(resume / "trainer.json")
         self._check_pool(trainer["pool"], resume / "trainer.json")
-        replay = resume / "replay.npz"
+        replay, compact = resume / "replay.npz", resume / "window.npz"
         window = None
+        n = self.engine.n
         if replay.is_file():
-            n = self.engine.n
             arrays = read_replay(replay, (n, n, 14), self.engine.num_actions, MAX_MEMORY_BYTES)
+            window = ReplayWindow.from_state_dict(arrays, self.cfg["replay_window"])
+        elif compact.is_file():     # a hand-off (:mod:`.handoff`)
+            arrays = read_compact_replay(compact, n, self.engine.num_actions, MAX_MEMORY_BYTES)
             window = ReplayWindow.from_state_dict(arrays, self.cfg["replay_window"])
         else:     # an older checkpoint: only the newest keeps its window
             import warnings
@@ -256,7 +261,13 @@ class _Run:
                 isinstance(e, dict) and isinstance(e.get("iteration"), int) for e in evals):
             raise CheckpointError(f"{ev} is not an evaluation log (a list of evaluations with their iteration)")
         self.net.load_state_dict(net.state_dict())
-        load_optimizer_state(resume / "optimizer.pt", self.learner.optimizer, self.device)
+        if (resume / "optimizer.pt").is_file():
+            load_optimizer_state(resume / "optimizer.pt", self.learner.optimizer, self.device)
+        else:       # a hand-off keeps no optimiser state: AdamW's moments start afresh
+            import warnings
+
+            warnings.warn(f"{resume} holds no optimizer.pt (a hand-off): the optimiser's moments start "
+                          "afresh", stacklevel=3)
         self.counters.update(trainer["counters"])
         self.pool = list(trainer["pool"])
         self.rng.bit_generator.state = trainer["rng"]
