@@ -346,8 +346,10 @@ def test_ray_workers_on_a_local_cluster(tmp_path):
     assert summary["counters"]["iteration"] == 2 and summary["counters"]["positions"] >= 16
 
 
-def test_warm_start_fills_the_window_before_self_play(tmp_path):
+def test_warm_start_fills_the_window_before_self_play(tmp_path, monkeypatch):
     from agents.az.train import train_az
+
+    monkeypatch.chdir(tmp_path)          # the warm-start cache is runs/cache/ of the working directory
 
     summary = train_az(_tiny("legacy_ard_ri", warm_start_games=3, warm_start_agent="greedy", iterations=1),
                        out_dir=tmp_path, progress=False, final_eval=False)
@@ -479,3 +481,54 @@ def test_a_time_budget_gives_each_searching_game_its_seconds(monkeypatch):
         agent.choose(engine, state)
     assert FakeSearch.calls[0] == az_agent.PROBE_SIMULATIONS
     assert FakeSearch.calls[-1] == 50                   # 0.05 s / 1 ms: each searching game gets 0.05 s
+
+
+def test_a_warm_start_is_read_from_the_cache_by_a_run_with_the_same_inputs(tmp_path, monkeypatch):
+    from agents.az import warmstart
+    from agents.az.train import train_az
+
+    monkeypatch.chdir(tmp_path)
+    cfg = _tiny("legacy_ard_ri", warm_start_games=3, warm_start_agent="greedy", iterations=1)
+    first = train_az(cfg, out_dir=tmp_path / "a", progress=False, final_eval=False)
+    assert len(list((tmp_path / "runs" / "cache" / "warm_start").glob("legacy_ard_ri-*.npz"))) == 1
+    monkeypatch.setattr(warmstart, "teacher_games", lambda *a, **k: pytest.fail("played again"))
+    second = train_az(cfg, out_dir=tmp_path / "b", progress=False, final_eval=False)
+    for key in ("warm_start_games", "warm_start_positions", "positions", "games", "learner_steps"):
+        assert second["counters"][key] == first["counters"][key], key
+    a, b = (ReplayWindow.load(tmp_path / d / "checkpoints" / "iter_000001" / "replay.npz") for d in "ab")
+    assert np.array_equal(a.obs, b.obs) and np.array_equal(a.targets, b.targets)
+    # another seed is another warm start
+    third = _tiny("legacy_ard_ri", warm_start_games=3, warm_start_agent="greedy", iterations=1, seed=5)
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    train_az(third, out_dir=tmp_path / "c", progress=False, final_eval=False)
+    assert len(list((tmp_path / "runs" / "cache" / "warm_start").glob("legacy_ard_ri-*.npz"))) == 2
+
+
+def test_a_warm_start_stops_at_the_deadline_with_the_games_finished_by_then():
+    import time
+
+    from agents.az.warmstart import teacher_games
+    from tafl_env.game import engine_for
+
+    eng = engine_for(make_rules("legacy_ard_ri", max_turns=12))
+    gb = teacher_games(eng, make_agent("greedy", seed=0), 6, 0.0, np.random.default_rng(0), batch=3,
+                       deadline=time.monotonic() - 1)
+    assert gb.games == 0 and not gb.complete
+    gb = teacher_games(eng, make_agent("greedy", seed=0), 6, 0.0, np.random.default_rng(0), batch=3)
+    assert gb.games == 6 and gb.complete and gb.positions == gb.moves
+
+
+@pytest.mark.slow   # the shipped config's warm start, stopped by the time limit
+def test_a_time_limit_bounds_the_warm_start_and_the_run_still_writes_a_model(tmp_path, monkeypatch):
+    from agents.az.config import validate_az_config
+    from agents.az.train import train_az
+
+    monkeypatch.chdir(tmp_path)
+    cfg = validate_az_config(read_yaml_config(ROOT / "configs" / "az" / "legacy_ard_ri.yaml"))
+    summary = train_az(cfg, out_dir=tmp_path / "run", max_minutes=0.1, progress=False, final_eval=False)
+    c = summary["counters"]
+    assert summary["stop"] == "max_minutes" and c["iteration"] == 0
+    assert c["warm_start_games"] < cfg["warm_start_games"]               # cut short (finished games are kept)
+    assert (tmp_path / "run" / "final.pt").is_file() and (tmp_path / "run" / "final.json").is_file()
+    assert not list((tmp_path / "runs" / "cache" / "warm_start").glob("*.npz"))   # a partial one is not cached

@@ -70,6 +70,8 @@ class GameBatch:
     turns: int = 0
     moves: int = 0
     leaf_evaluations: int = 0
+    complete: bool = True
+    """False when play was stopped before every game asked for was played (a deadline)."""
 
     @property
     def positions(self) -> int:

@@ -413,28 +413,43 @@ def _check_window_memory(cfg: dict) -> None:
         raise ConfigError("replay_window", str(exc), "az config") from None
 
 
-def _warm_start(run: "_Run", cfg: dict, teacher, show: bool, writer) -> None:
-    """The teacher's games into the window, then ``sample_reuse`` passes of learning over them."""
+def _warm_start(run: "_Run", cfg: dict, teacher, show: bool, writer, deadline: float | None) -> None:
+    """The teacher's games into the window (read from the cache when a run with the same inputs
+    played them: :mod:`.warmstart`), then ``sample_reuse`` passes of learning over them; both stop
+    at ``deadline``."""
     from ..training.progress import progress_bar
-    from .warmstart import teacher_games
+    from .warmstart import CACHE_DIR, cache_key, load_cached, save_cached, teacher_games
 
-    bar = progress_bar(cfg["warm_start_games"], f"warm start: {cfg['warm_start_agent']} games", "game", show)
-    gb = teacher_games(run.engine, teacher, cfg["warm_start_games"], float(cfg["warm_start_epsilon"]), run.rng,
-                       float(cfg["draw_value"]), float(cfg["capped_value"]), cfg["opening_moves"],
-                       progress=bar.update)
-    bar.close()
+    args = (run.rules, cfg["warm_start_agent"], cfg["warm_start_games"], float(cfg["warm_start_epsilon"]),
+            cfg["seed"], float(cfg["draw_value"]), float(cfg["capped_value"]), cfg["opening_moves"])
+    cached = CACHE_DIR / f"{cache_key(*args)}.npz"
+    gb = load_cached(cached, run.engine.n)
+    if gb is None:
+        bar = progress_bar(cfg["warm_start_games"], f"warm start: {cfg['warm_start_agent']} games", "game", show)
+        # its own generator, so that a cached warm start leaves the run's draws as a played one does
+        gb = teacher_games(run.engine, teacher, cfg["warm_start_games"], float(cfg["warm_start_epsilon"]),
+                           np.random.default_rng([cfg["seed"], 17]), float(cfg["draw_value"]),
+                           float(cfg["capped_value"]), cfg["opening_moves"], progress=bar.update, deadline=deadline)
+        bar.close()
+        if gb.complete:
+            save_cached(cached, gb)
+    run.counters["warm_start_positions"] = gb.positions
+    run.counters["warm_start_games"] = gb.games
+    if not gb.positions:
+        return
     run.window.add(*gb.arrays())
     steps = max(1, math.ceil(float(cfg["sample_reuse"]) * gb.positions / cfg["batch_size"]))
     bar = progress_bar(steps, "warm start: learning", "step", show)
-    for _ in range(steps):
+    done = 0
+    m = {}
+    while done < steps and not (deadline is not None and time.monotonic() >= deadline and done):
         m = run.learner.step(run.window, cfg["batch_size"], run.rng)
+        done += 1
         bar.update(1)
     bar.close()
     for k, v in m.items():
         writer.add_scalar(f"warm_start/{k}", v, 0)
-    run.counters["learner_steps"] += steps
-    run.counters["warm_start_positions"] = gb.positions
-    run.counters["warm_start_games"] = gb.games
+    run.counters["learner_steps"] += done
 
 
 def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
@@ -524,7 +539,8 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     diverged = None
     try:
         if cfg["warm_start_games"] and c["iteration"] == 0 and not c.get("warm_start_positions"):
-            _warm_start(run, cfg, teacher, show, writer)
+            deadline = None if cfg["max_minutes"] is None else t0 + 60 * cfg["max_minutes"]
+            _warm_start(run, cfg, teacher, show, writer, deadline)
             run.check_network()
         bar = progress_bar(cfg["iterations"], f"az {cfg['variant']}", "it", show)
         bar.update(int(c["iteration"]))

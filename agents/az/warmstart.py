@@ -14,9 +14,21 @@ and the game's result as the value target (``draw_value`` / ``capped_value`` as 
 For variety, the first ``opening_moves`` turns of a game play a move drawn in proportion to the
 target, and any move is replaced by a random legal one with probability ``epsilon`` (the target
 stays the teacher's).
+
+The games are a fixed function of their inputs (the rules, the teacher, the count, ``epsilon``,
+the seed, the draw and cap values, ``opening_moves``): a complete warm start is kept in
+:data:`CACHE_DIR` under those inputs (:func:`cache_key`), and a later run with the same ones
+reads it instead of playing it again. A run's time limit bounds the warm start too: play stops
+at the deadline, the games finished by then are kept (not cached), and training goes on from them.
 """
 
 from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
 
 import numpy as np
 
@@ -27,7 +39,7 @@ from tafl_env.observation import observe
 from .replay import encode_planes
 from .selfplay import GameBatch
 
-__all__ = ["teacher_games"]
+__all__ = ["teacher_games", "cache_key", "load_cached", "save_cached", "CACHE_DIR"]
 
 
 def _target(agent, i: int, legal: np.ndarray, move: int) -> np.ndarray:
@@ -48,19 +60,23 @@ def _target(agent, i: int, legal: np.ndarray, move: int) -> np.ndarray:
 
 def teacher_games(engine: Engine, agent, games: int, epsilon: float, rng: np.random.Generator,
                   draw_value: float = 0.0, capped_value: float = 0.0, opening_moves: int = 0,
-                  batch: int = 128, progress=None) -> GameBatch:
+                  batch: int = 128, progress=None, deadline: float | None = None) -> GameBatch:
     """``games`` games of ``agent`` (an :class:`agents.base.Agent`) against itself, ``batch`` at a
-    time, every position recorded (module docstring)."""
+    time, every position recorded (module docstring). Each game is recorded as it finishes; at
+    ``deadline`` (a :func:`time.monotonic` time) play stops and the unfinished games are dropped
+    (the batch's ``complete`` is then False)."""
     if hasattr(agent, "reuse"):
         agent.reuse = False         # the batch's rows change as games end: no tree to keep
     out = GameBatch()
     left = games
-    while left > 0:
+    late = lambda: deadline is not None and time.monotonic() >= deadline
+    while left > 0 and not late():
         b = min(batch, left)
         left -= b
         state = engine.initial_state(b)
         recs: list[list] = [[] for _ in range(b)]
-        while True:
+        recorded = np.zeros(b, dtype=bool)
+        while not late():
             live = np.flatnonzero(~state.done)
             if not len(live):
                 break
@@ -82,9 +98,66 @@ def teacher_games(engine: Engine, agent, games: int, epsilon: float, rng: np.ran
             actions[live] = played
             engine.step(state, actions)
             out.moves += len(live)
-        for g in range(b):
-            out.add_game(recs[g], int(state.winner[g]), int(state.reason[g]) == TRUNCATED,
-                         int(state.turn[g]), draw_value, capped_value)
-        if progress is not None:
-            progress(b)
+            for g in np.flatnonzero(state.done & ~recorded):
+                recorded[g] = True
+                out.add_game(recs[g], int(state.winner[g]), int(state.reason[g]) == TRUNCATED,
+                             int(state.turn[g]), draw_value, capped_value)
+                recs[g] = []
+                if progress is not None:
+                    progress(1)
+    out.complete = out.games == games
     return out
+
+
+CACHE_DIR = Path("runs") / "cache" / "warm_start"
+"""Where finished warm starts are kept (relative to the working directory), by their inputs."""
+
+CACHE_ARRAYS = {"planes": np.uint8, "actions": np.int32, "targets": np.float32, "values": np.float32,
+                "counts": np.int64}
+
+
+def cache_key(rules, spec: str, games: int, epsilon: float, seed: int, draw_value: float, capped_value: float,
+              opening_moves: int) -> str:
+    """The warm start's inputs as a file name: every one changes its games."""
+    from ..policy import model_info
+
+    inputs = {"rules": model_info(rules), "teacher": spec, "games": games, "epsilon": epsilon, "seed": seed,
+              "draw_value": draw_value, "capped_value": capped_value, "opening_moves": opening_moves,
+              "format": 1}
+    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:20]
+    return f"{rules.name}-{digest}"
+
+
+def load_cached(path: Path, n: int) -> GameBatch | None:
+    """The cached warm start at ``path`` (``None`` when there is none, or it cannot be used: then
+    it is played again and written anew)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            d = {k: npz[k] for k in CACHE_ARRAYS}
+        ok = all(d[k].dtype == np.dtype(t) for k, t in CACHE_ARRAYS.items()) and d["planes"].ndim == 4 \
+            and d["planes"].shape[1:3] == (n, n) and len(d["values"]) == len(d["planes"]) == len(d["actions"]) \
+            and np.isfinite(d["targets"]).all() and np.isfinite(d["values"]).all() and d["counts"].shape == (6,)
+    except (OSError, ValueError, KeyError, EOFError):
+        return None
+    if not ok:
+        return None
+    gb = GameBatch()
+    gb.planes, gb.actions, gb.targets, gb.values = [d["planes"]], [d["actions"]], [d["targets"]], [d["values"]]
+    c = [int(x) for x in d["counts"]]
+    gb.games, gb.moves = c[0], c[1]
+    gb.results = dict(zip(("attacker", "defender", "draw", "capped"), c[2:]))
+    gb.complete = True
+    return gb
+
+
+def save_cached(path: Path, gb: GameBatch) -> None:
+    """Write a complete warm start to ``path`` (atomically)."""
+    planes, actions, targets, values = gb.arrays()
+    counts = np.array([gb.games, gb.moves] + [gb.results[k] for k in ("attacker", "defender", "draw", "capped")],
+                      dtype=np.int64)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, planes=planes, actions=actions, targets=targets, values=values, counts=counts)
+    os.replace(tmp, path)
