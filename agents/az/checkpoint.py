@@ -39,6 +39,7 @@ import torch as th
 from tafl_env.rules import RuleSet
 
 from ..schema import MAX_WEIGHTS_BYTES, NETWORK_BOUNDS
+from .config import HEADS
 from .network import AZNet, shape_problem
 
 __all__ = ["FORMAT", "CheckpointError", "save_model", "load_model", "read_record", "model_paths",
@@ -111,8 +112,10 @@ def read_record(path: str | os.PathLike) -> dict:
     shape = record.get("network")
     if not isinstance(shape, dict):
         raise CheckpointError(f"{js} records no network shape")
-    unknown = sorted(str(k) for k in shape if k not in NETWORK_BOUNDS)
+    unknown = sorted(str(k) for k in shape if k not in NETWORK_BOUNDS and k != "head")
     problem = f"unknown field {unknown[0]!r}" if unknown else shape_problem(shape)
+    if not problem and shape.get("head", "board") not in HEADS:
+        problem = f"head must be one of {HEADS}, got {str(shape['head'])[:40]!r}"
     if problem:
         raise CheckpointError(f"bad network shape in {js}: {problem}")
     return record

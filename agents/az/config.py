@@ -75,6 +75,10 @@ def _value(v):
     return None if -1 <= v <= 1 else f"must lie in [-1, 1], got {v}"
 
 
+HEADS = ("board", "sizeless")
+"""The heads a network may have (:mod:`.network`): ``board`` for one board size, ``sizeless`` for any."""
+
+
 def _one_of(choices):
     return lambda v: None if v in choices else f"must be one of {', '.join(choices)}, got {v!r}"
 
@@ -104,6 +108,11 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _size("channels")),
     "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", _size("blocks")),
     "value_hidden": FieldSpec((int,), False, 64, "units of the value head's hidden layer", _size("value_hidden")),
+    "head": FieldSpec((str,), False, "board", "the network's heads: board (weights of one board size) or "
+                      "sizeless (weights that play every board size, agents/az/network.py)", _one_of(HEADS)),
+    "init_model": FieldSpec((str, type(None)), False, None, "an AZ model (.pt with its .json) whose weights "
+                            "start the network, e.g. a sizeless network of a smaller board with the same rules; "
+                            "null: random weights", lambda v: None if v is None or v.strip() else "must not be empty"),
     "torch_threads": FieldSpec((int,), False, 1, "torch CPU threads", check_between(1, 256)),
     "device": FieldSpec((str,), False, "auto", "where the network runs: auto (a GPU when present), cpu, cuda",
                         _one_of(("auto", "cpu", "cuda"))),

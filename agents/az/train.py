@@ -108,6 +108,25 @@ def check_config_agents(cfg: dict) -> None:
             raise ConfigError(field, f"{spec!r} cannot play {rules.name}: {text}", "az config") from None
 
 
+def init_weights(cfg: dict, net) -> dict:
+    """The weights of the config's ``init_model`` for ``net``: an AZ model whose tensors have the
+    shapes of ``net``'s (a sizeless network's have them on every board), or a
+    :class:`~agents.schema.ConfigError` naming the field."""
+    from ..schema import ConfigError
+    from .checkpoint import CheckpointError, load_model
+
+    try:
+        model, record = load_model(cfg["init_model"], "cpu")
+    except CheckpointError as exc:
+        raise ConfigError("init_model", str(exc), "az config") from None
+    want, have = net.state_dict(), model.state_dict()
+    if set(want) != set(have) or any(tuple(want[k].shape) != tuple(v.shape) for k, v in have.items()):
+        raise ConfigError("init_model", f"{cfg['init_model']} is a {record['network']} network; this config "
+                                        f"trains {net.shape()} (a network of another board size must be sizeless, "
+                                        "and so must this one)", "az config")
+    return have
+
+
 def config_agent(cfg: dict, field: str, seed: int):
     """The agent that the config's ``field`` names (``warm_start_agent``, ``sparring``), built
     now so that a bad spec is an error before anything is written; None where the field is
@@ -213,7 +232,9 @@ class _Run:
         self.symmetries = board_symmetries(self.engine, cfg["symmetries"])
         th.manual_seed(cfg["seed"])
         self.net = AZNet(self.engine.n, channels=cfg["channels"], blocks=cfg["blocks"],
-                         value_hidden=cfg["value_hidden"]).to(device)
+                         value_hidden=cfg["value_hidden"], head=cfg["head"]).to(device)
+        if cfg["init_model"] is not None and resume is None:
+            self.net.load_state_dict(init_weights(cfg, self.net))
         self.learner = Learner(self.net, self.symmetries, lr=float(cfg["learning_rate"]),
                                weight_decay=float(cfg["weight_decay"]), value_weight=float(cfg["value_weight"]),
                                max_grad_norm=float(cfg["max_grad_norm"]), device=device)
@@ -494,6 +515,14 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     check_config_agents(cfg)
     teacher = config_agent(cfg, "warm_start_agent", cfg["seed"] + 17) if cfg["warm_start_games"] else None
     config_agent(cfg, "sparring", 0)    # checked before anything is written; built below
+    if cfg["init_model"] is not None and resume_dir is None:
+        from tafl_env.game import engine_for
+
+        from .network import AZNet
+
+        with th.device("meta"):
+            init_weights(cfg, AZNet(engine_for(rules_of(cfg)).n, channels=cfg["channels"], blocks=cfg["blocks"],
+                                    value_hidden=cfg["value_hidden"], head=cfg["head"]))
     _check_window_memory(cfg)
     device = resolve_device(cfg["device"])
     th.set_num_threads(cfg["torch_threads"])
