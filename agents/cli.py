@@ -389,11 +389,17 @@ def cmd_rate(args: argparse.Namespace) -> int:
     if args.sprt is not None and not args.sprt[0] < args.sprt[1]:
         raise CommandError(f"--sprt needs ELO0 < ELO1, got {args.sprt[0]:g} {args.sprt[1]:g}")
     games = game_cap(args.games, args.target_ci, args.sprt)     # the cap played is the one recorded
+    if (args.training_hours is None) != (args.trained_from is None):
+        raise CommandError("--training-hours and --trained-from go together (a learned agent's training cost)")
+    if args.training_hours is not None and args.leaderboard is None:
+        raise CommandError("--training-hours and --trained-from describe a leaderboard line: add --leaderboard")
     if args.leaderboard is not None:        # checked before the games, not after them
-        from .evaluation.leaderboard import check_name
+        from .evaluation.leaderboard import check_cost, check_name
 
         try:
             check_name(args.leaderboard or args.agent)
+            if args.training_hours is not None:
+                check_cost({"cpu_hours": args.training_hours, "started_from": args.trained_from})
         except ValueError as exc:
             raise CommandError(f"--leaderboard: {exc}" + ("" if args.leaderboard else "; give the line a NAME")) from None
     try:
@@ -414,7 +420,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
                            + (["--target-ci", f"{args.target_ci:g}"] if args.target_ci else [])
                            + (["--sprt", f"{args.sprt[0]:g}", f"{args.sprt[1]:g}"] if args.sprt else [])
                            + (["--time-per-move", f"{args.time_per_move:g}"] if args.time_per_move else []))
-        path = add_entry(result, args.leaderboard or args.agent, spec=args.agent, command=command)
+        cost = None if args.training_hours is None else {"cpu_hours": args.training_hours,
+                                                         "started_from": args.trained_from}
+        path = add_entry(result, args.leaderboard or args.agent, spec=args.agent, command=command, cost=cost)
         print(f"leaderboard line {args.leaderboard or args.agent!r} written: {path}")
     if args.json:
         emit_json(result.to_dict())
@@ -458,6 +466,10 @@ def add_rate(sub) -> None:
     p.add_argument("--openings", metavar="FILE", help="an opening suite file instead of the shipped one")
     p.add_argument("--leaderboard", nargs="?", const="", metavar="NAME",
                    help="add (or replace) this agent's line in results/leaderboard.md and .json, as NAME")
+    p.add_argument("--training-hours", type=bounded_float(0, 1e6, "CPU hours"), metavar="H",
+                   help="with --leaderboard: the CPU hours a learned agent's training took (the line's training column)")
+    p.add_argument("--trained-from", metavar="TEXT",
+                   help="with --training-hours: what its training started from, e.g. '1,200 mcts:100 games (warm start)'")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(p)
     p.set_defaults(func=cmd_rate)

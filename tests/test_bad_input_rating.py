@@ -402,3 +402,23 @@ def test_the_shipped_records_and_tables_pass_the_checks():
         for name, line in lines.items():
             leaderboard.check_name(name)
             base.check_data_spec(line["spec"], name)
+
+
+def test_a_learned_agents_line_records_its_training_cost(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "anchors.json").write_text(json.dumps(table(("g", "greedy", 1000.0), ("r", "random", 500.0))))
+    argv = ["rate", "greedy", "--variant", VARIANT, "--anchors", "anchors.json", "--games", "16", "--no-progress",
+            "--leaderboard", "mine"]
+    assert tafl([*argv, "--training-hours", "1.5"]) == 2
+    assert "go together" in one_line(capsys.readouterr().err)
+    assert tafl([*argv, "--training-hours", "1.5", "--trained-from", "x" * 500]) == 2
+    assert "started_from" in one_line(capsys.readouterr().err)
+    assert not (tmp_path / "results" / "leaderboard.json").exists()
+    assert tafl([*argv, "--training-hours", "1.5", "--trained-from", "600 mcts:100 games"]) == 0
+    path = tmp_path / "results" / "leaderboard.json"
+    assert json.loads(path.read_text())["variants"][VARIANT]["mine"]["cost"] == \
+        {"cpu_hours": 1.5, "started_from": "600 mcts:100 games"}
+    assert "| 1.5 CPU h from 600 mcts:100 games |" in path.with_suffix(".md").read_text()
+    assert tafl(argv) == 0                                  # a re-rating keeps the recorded cost
+    assert json.loads(path.read_text())["variants"][VARIANT]["mine"]["cost"]["cpu_hours"] == 1.5
