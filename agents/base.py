@@ -24,8 +24,9 @@ from typing import Callable
 import numpy as np
 
 from tafl_env.engine import Engine, State
+from tafl_env.errors import preview
 
-from .errors import AgentsError
+from .spec import BUILTIN_KINDS, AgentSpec, AgentSpecError, declare_kind
 
 _REGISTRY: dict[str, Callable[..., "Agent"]] = {}
 
@@ -69,57 +70,31 @@ class Agent:
         return f"{type(self).__name__}({self.name!r})"
 
 
-class AgentSpecError(AgentsError):
-    """An agent cannot be built from its spec: not a string, an unknown kind, an argument the kind
-    does not take or cannot read, a missing file."""
+_READS_SPEC: set[Callable[..., Agent]] = set()
+"""Factories that take the parsed :class:`~agents.spec.AgentSpec` rather than its raw argument."""
 
 
-_NO_ARGUMENT: set[str] = {"random", "greedy"}
-"""Kinds that take no ``:ARG`` (``random:5`` is an error, not a silently ignored 5)."""
+def register_agent(kind: str, factory: Callable[..., Agent], *, takes_argument: bool | None = None,
+                   reads_spec: bool = False) -> None:
+    """Make ``make_agent("kind[:arg]")`` build agents with ``factory(arg, seed=...)``: ``arg`` is the
+    raw text after the colon (None without one), or with ``reads_spec`` the parsed
+    :class:`~agents.spec.AgentSpec`.
 
-
-def register_agent(kind: str, factory: Callable[..., Agent], *, takes_argument: bool | None = None) -> None:
-    """Make ``make_agent("kind[:arg]")`` build agents with ``factory(arg, seed=...)``.
-
-    With ``takes_argument=False`` a spec ``kind:ARG`` is rejected before the factory is called.
+    With ``takes_argument=False`` a spec ``kind:ARG`` is rejected before the factory is called. The
+    built-in kinds keep their own grammar (:mod:`agents.spec`).
     """
+    declare_kind(kind, takes_argument)
     _REGISTRY[kind] = factory
-    if takes_argument is False:
-        _NO_ARGUMENT.add(kind)
-    elif takes_argument is True:
-        _NO_ARGUMENT.discard(kind)
+    if reads_spec:
+        _READS_SPEC.add(factory)
+    else:
+        _READS_SPEC.discard(factory)
 
 
 def known_kinds() -> list[str]:
     """Every agent kind ``make_agent`` can build (loading the built-in agent modules)."""
     _load_builtin_agents()
     return sorted(_REGISTRY)
-
-
-def split_spec(spec: object) -> tuple[str, str | None]:
-    """``"mcts:64"`` → ``("mcts", "64")``; checks the spec's type, kind and argument presence.
-
-    >>> split_spec("mcts:64"), split_spec("random")
-    (('mcts', '64'), ('random', None))
-    >>> split_spec("random:5")
-    Traceback (most recent call last):
-    ...
-    agents.base.AgentSpecError: agent 'random' takes no argument, got 'random:5'
-    """
-    if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"an agent spec must be a non-empty string such as 'random', 'greedy', "
-                             f"'mcts:64' or 'policy:PATH', got {spec!r}")
-    kind, sep, arg = spec.partition(":")
-    if kind not in _REGISTRY:
-        _load_builtin_agents()
-    if kind not in _REGISTRY:
-        raise AgentSpecError(f"unknown agent {spec!r}; known kinds: {', '.join(sorted(_REGISTRY))}")
-    if kind in _NO_ARGUMENT and sep:
-        raise AgentSpecError(f"agent {kind!r} takes no argument, got {spec!r}")
-    if sep and not arg.strip():
-        raise AgentSpecError(f"agent spec {spec!r} has nothing after its colon: write {kind!r} alone for "
-                             f"the default, or {kind}:ARG")
-    return kind, (arg if sep else None)
 
 
 UNPICKLING_KINDS: frozenset[str] = frozenset({"unpickle-policy", "rllib"})
@@ -129,53 +104,96 @@ in a call's own argument; a data file (an anchor file, the leaderboard, a config
 never may: :func:`check_data_spec`."""
 
 
-def check_data_spec(spec: object, where: str) -> str:
+def parse_data_spec(spec: object, where: str) -> AgentSpec:
     """``spec`` read from a data file (``where`` names it), refused with one line if it is not a
-    spec or if it, or a spec nested in it (``mcts:N:policy:PATH``), names a kind of
+    valid spec or if it, or a spec nested in it (``mcts:N:unpickle-policy:PATH``), names a kind of
     :data:`UNPICKLING_KINDS`; nothing is built or loaded.
+
+    A kind registered by another module has a grammar this cannot read: every colon-separated
+    part of its argument is checked instead (it may hand that text on to ``make_agent``).
+
+    >>> parse_data_spec("mcts:100:policy:legacy_ard_ri", "anchors.json").inner
+    AgentSpec('policy:legacy_ard_ri')
+    >>> parse_data_spec("mcts:100:unpickle-policy:evil.zip", "anchors.json")
+    Traceback (most recent call last):
+    ...
+    agents.spec.AgentSpecError: anchors.json: agent spec 'mcts:100:unpickle-policy:evil.zip' names 'unpickle-policy', which unpickles its file (runs any code in it); a data file may not ask for that, only a command line or a call's own argument
+    >>> parse_data_spec("mcts:lots", "anchors.json")
+    Traceback (most recent call last):
+    ...
+    agents.spec.AgentSpecError: anchors.json: 'mcts:lots': mcts simulations must be an integer (or a time such as 1s), got 'lots'
+    """
+    prefix = f"{where}: " if where else ""
+    try:
+        parsed = spec if isinstance(spec, AgentSpec) else AgentSpec.parse(spec)
+    except AgentSpecError as exc:
+        raise AgentSpecError(f"{prefix}{exc}") from None
+    for part in parsed.walk():
+        names = [part.kind]
+        if part.kind not in BUILTIN_KINDS and part.argument is not None:
+            names += [field.strip() for field in part.argument.split(":")]
+        unpickling = next((name for name in names if name in UNPICKLING_KINDS), None)
+        if unpickling:
+            raise AgentSpecError(f"{prefix}agent spec {preview(parsed.text)} names {unpickling!r}, which unpickles "
+                                 f"its file (runs any code in it); a data file may not ask for that, only a "
+                                 f"command line or a call's own argument")
+    return parsed
+
+
+def check_data_spec(spec: str | AgentSpec, where: str) -> str | AgentSpec:
+    """``spec`` as given, if :func:`parse_data_spec` accepts it (else its one-line error).
 
     >>> check_data_spec("mcts:100:policy:legacy_ard_ri", "anchors.json")
     'mcts:100:policy:legacy_ard_ri'
-    >>> check_data_spec("mcts:100:unpickle-policy:evil.zip", "anchors.json")
-    Traceback (most recent call last):
-    ...
-    agents.base.AgentSpecError: anchors.json: agent spec 'mcts:100:unpickle-policy:evil.zip' names 'unpickle-policy', which unpickles its file (runs any code in it); a data file may not ask for that, only a command line or a call's own argument
     """
-    if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"{where}: an agent spec must be a non-empty string, got {_short(spec)}")
-    # every colon-separated field is checked, not only the kind: a nested spec is one of them
-    for part in spec.split(":"):
-        if part.strip() in UNPICKLING_KINDS:
-            raise AgentSpecError(f"{where}: agent spec {_short(spec)} names {part.strip()!r}, which unpickles its "
-                                 f"file (runs any code in it); a data file may not ask for that, only a command "
-                                 f"line or a call's own argument")
+    parse_data_spec(spec, where)
     return spec
 
 
-def _short(value: object, limit: int = 80) -> str:
-    """``repr(value)`` cut to ``limit`` characters (a data file's field may be huge)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+def make_agent(spec: str | AgentSpec, seed: int | None = None, **kwargs) -> Agent:
+    """An agent from a short spec: ``"random"``, ``"greedy"``, ``"mcts:64"``, ``"policy:path.zip"``
+    (text, read by :meth:`AgentSpec.parse <agents.spec.AgentSpec.parse>`, or an ``AgentSpec``).
 
-
-def make_agent(spec: str, seed: int | None = None, **kwargs) -> Agent:
-    """An agent from a short spec: ``"random"``, ``"greedy"``, ``"mcts:64"``, ``"policy:path.zip"``.
-
-    The part after the first ``:`` is passed to the agent's factory as its argument. A bad spec is
-    an :class:`AgentSpecError` (a ``ValueError``) that names it.
+    The kind's registered factory builds it (:func:`register_agent`). A bad spec is an
+    :class:`AgentSpecError` (a ``ValueError``) that names it.
     """
-    kind, arg = split_spec(spec)
-    return _REGISTRY[kind](arg, seed=seed, **kwargs)
+    parsed = spec if isinstance(spec, AgentSpec) else AgentSpec.parse(spec)
+    factory = _factory_of(parsed)
+    return factory(parsed if factory in _READS_SPEC else parsed.argument, seed=seed, **kwargs)
+
+
+_BUILTIN_MODULES = {"random": "agents.random_agent", "greedy": "agents.greedy", "mcts": "agents.mcts",
+                    "policy": "agents.policy", "unpickle-policy": "agents.policy", "rllib": "agents.rllib.agent",
+                    "az": "agents.az.agent", "azpolicy": "agents.az.agent"}
+"""The module that registers each built-in kind (imported when first needed: torch only then)."""
+
+_OPTIONAL = ("torch", "stable_baselines3", "sb3_contrib", "ray")
+"""Optional dependencies: a built-in kind that needs a missing one is not available."""
+
+
+def _factory_of(spec: AgentSpec) -> Callable[..., Agent]:
+    """The factory registered for ``spec``'s kind, importing the built-in module that registers it."""
+    if spec.kind not in _REGISTRY and spec.kind in _BUILTIN_MODULES:
+        import importlib
+
+        try:
+            importlib.import_module(_BUILTIN_MODULES[spec.kind])
+        except ModuleNotFoundError as exc:
+            if exc.name not in _OPTIONAL:
+                raise
+            raise AgentSpecError(f"agent {preview(spec.text)} needs {exc.name}, which is not installed") from None
+    if spec.kind not in _REGISTRY:
+        raise AgentSpecError(f"unknown agent {preview(spec.text)}; known kinds: {', '.join(known_kinds())}")
+    return _REGISTRY[spec.kind]
 
 
 def _load_builtin_agents() -> None:
     """Import the agent modules that register themselves (kept lazy: torch only when needed)."""
     import importlib
 
-    for module in ("agents.random_agent", "agents.greedy", "agents.mcts", "agents.policy",
-                   "agents.rllib.agent", "agents.az.agent"):
+    for module in dict.fromkeys(_BUILTIN_MODULES.values()):
         try:
             importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a module not written yet, or an optional dependency
-            if exc.name not in (module, "torch", "stable_baselines3", "sb3_contrib", "ray"):
+        except ModuleNotFoundError as exc:  # an optional dependency
+            if exc.name not in _OPTIONAL:
                 raise

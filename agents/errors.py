@@ -4,7 +4,7 @@
 catch ``ValueError`` are unaffected, and code that wants every mistake of its user in one clause
 (the ``tafl`` add-on commands, which report it as one line) catches it once:
 
-- :class:`~agents.base.AgentSpecError`: an agent spec that cannot be built;
+- :class:`~agents.spec.AgentSpecError`: an agent spec that cannot be read or built;
 - :class:`~agents.schema.ConfigError`: a bad tournament or training config (names the field);
 - :class:`~agents.evaluation.report.OutputDirError`: an output folder that cannot take the results.
 - :class:`~agents.evaluation.adapters.AgentError`: an agent being rated failed (it raised, played an

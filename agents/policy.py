@@ -516,29 +516,25 @@ class PolicyAgent(Agent):
         return actions
 
 
-def _factory(arg, seed=None, **kw):
-    if not arg:
-        raise AgentSpecError("policy agent needs a checkpoint path: 'policy:PATH'")
+def _factory(spec, seed=None, **kw):
     from .rllib.agent import looks_like_rllib_checkpoint   # no ray imported here
 
-    if looks_like_rllib_checkpoint(arg):
+    if looks_like_rllib_checkpoint(spec.path):
         # loading an RLlib checkpoint unpickles it: policy: never does, so a data file naming
         # policy:DIR cannot run code; the user asks for it by name
-        raise AgentSpecError(f"policy:{arg} is an RLlib checkpoint, whose loading unpickles it (runs any code "
-                             f"in it): play it as rllib:{arg}")
-    return PolicyAgent(arg, seed=seed, **kw)
+        raise AgentSpecError(f"policy:{spec.path} is an RLlib checkpoint, whose loading unpickles it (runs any "
+                             f"code in it): play it as rllib:{spec.path}")
+    return PolicyAgent(spec.path, seed=seed, **kw)
 
 
-register_agent("policy", _factory)
+register_agent("policy", _factory, reads_spec=True)
 
 
-def _unpickling_factory(arg, seed=None, **kw):
-    if not arg:
-        raise AgentSpecError("unpickle-policy agent needs a checkpoint path: 'unpickle-policy:PATH'")
-    return PolicyAgent(arg, seed=seed, unpickle=True, **kw)
+def _unpickling_factory(spec, seed=None, **kw):
+    return PolicyAgent(spec.path, seed=seed, unpickle=True, **kw)
 
 
-register_agent("unpickle-policy", _unpickling_factory)
+register_agent("unpickle-policy", _unpickling_factory, reads_spec=True)
 
 
 class NetAgent(Agent):

@@ -566,7 +566,7 @@ BASE = {"variant": "legacy_ard_ri", "agents": {"a": "random", "b": "random"}, "g
     ({"max_turns": 2.5}, "max_turns", "must be int or null"),
     ({"variant": "chess"}, "variant", "unknown variant"),
     ({"agents": ["random", "greedy"]}, "agents", "must be dict"),
-    ({"agents": {"a": "random", "b": "alphazero"}}, "agents", "unknown kind"),
+    ({"agents": {"a": "random", "b": "alphazero"}}, "agents", "unknown agent 'alphazero'; known kinds"),
     ({"agents": {"a": "random", "b": "mcts:lots"}}, "agents", "simulations"),
     ({"agents": {"a": "random", "b": "mcts:16:fast"}}, "agents", "rollout"),
     ({"agents": {"a": "random", "b": "mcts:16:random:wide"}}, "agents", "prior"),

@@ -245,7 +245,7 @@ def test_guarded_agent_pickles_a_spec_without_its_built_agent():
     g = GuardedAgent("greedy", "greedy")
     assert g.inner is not None and pickle.loads(pickle.dumps(g))._inner is None
     src, label = agent_source("mcts:100:policy:x.zip", time_per_move=0.25)
-    assert src == label == "mcts:0.25s:policy:x.zip"
+    assert str(src) == label == "mcts:0.25s:policy:x.zip" and src.seconds == 0.25
     src, _ = agent_source(make_agent("mcts:50"), time_per_move=0.5)
     assert src.seconds == 0.5
 
@@ -331,9 +331,10 @@ def test_the_rated_spec_moves_once_untimed_where_it_plays_and_its_rating_does_no
 
 def test_a_build_past_its_deadline_starts_nothing_and_a_later_one_plays_on(tmp_path):
     tiny = {"random": "random", "greedy": "greedy", "m4": "mcts:4"}
-    late = build_anchors(VARIANT, anchors=tiny, jobs=2, max_minutes=0, root=tmp_path / "a", out=tmp_path / "a.json",
-                         progress=False)
-    assert late["stopped"] == "time" and late["games"] == 0
+    with pytest.raises(ValueError, match="no games of this ladder"):   # past its deadline at once: nothing to fit
+        build_anchors(VARIANT, anchors=tiny, jobs=2, max_minutes=1e-9, root=tmp_path / "a", out=tmp_path / "a.json",
+                      progress=False)
+    assert not (tmp_path / "a.json").exists() and games_path(VARIANT, tmp_path / "a").read_text().count("\n") == 1
     on = build_anchors(VARIANT, anchors=tiny, jobs=2, max_rounds=1, root=tmp_path / "a", out=tmp_path / "a.json",
                        progress=False)
     fresh = build_anchors(VARIANT, anchors=tiny, max_rounds=1, root=tmp_path / "b", out=tmp_path / "b.json",
@@ -386,7 +387,7 @@ def test_a_round_is_followed_by_the_next_rounds_chunks_and_a_finished_build_fits
     assert set(first) == keys(0) | keys(1) and set(first[:len(keys(0))]) == keys(0)
     assert two["rounds"] == 2 and two["stopped"] == "rounds" and two["games"] == 16 * len(keys(0) | keys(1)) // 2
     _InstantRunner.windows = []
-    met = build_anchors(VARIANT, anchors=tiny, target_ci=1e9, root=tmp_path / "b", out=tmp_path / "b.json",
+    met = build_anchors(VARIANT, anchors=tiny, target_ci=10_000, root=tmp_path / "b", out=tmp_path / "b.json",
                         progress=False)
     assert met["rounds"] == 1 and met["stopped"] == "target" and met["games"] == 8 * len(keys(0))
     # a round-1 chunk already in the record (played while round 0 ended) is kept but not fitted
@@ -395,7 +396,7 @@ def test_a_round_is_followed_by_the_next_rounds_chunks_and_a_finished_build_fits
     with games_path(VARIANT, tmp_path / "b").open("a") as f:
         f.write(json.dumps({"key": chunk.key, "attacker": chunk.attacker, "defender": chunk.defender, "seed": chunk.seed,
                             "seconds": 0.0, "timing": {}, "games": res.games}) + "\n")
-    again = build_anchors(VARIANT, anchors=tiny, target_ci=1e9, max_minutes=0, root=tmp_path / "b",
+    again = build_anchors(VARIANT, anchors=tiny, target_ci=10_000, play=False, root=tmp_path / "b",
                           out=tmp_path / "c.json", progress=False)
     assert again["games"] == met["games"] and again["anchors"] == met["anchors"]
 
@@ -431,8 +432,7 @@ def test_a_grown_ladder_is_continued_without_naming_its_new_anchors(tmp_path, mo
     before = len(path.read_text().splitlines())
     res = build_anchors(VARIANT, max_rounds=2, root=tmp_path, out=tmp_path / "b.json", progress=False)
     assert [a["name"] for a in res["anchors"]].count("m2") == 1 and len(path.read_text().splitlines()) > before
-    with pytest.raises(SystemExit):
-        main(["build", VARIANT, "--root", str(tmp_path), "--add", "m2=mcts:3"])   # the name is taken
+    assert main(["build", VARIANT, "--root", str(tmp_path), "--add", "m2=mcts:3"]) == 2   # the name is taken
 
 
 def test_the_schedule_plays_neighbours_most():

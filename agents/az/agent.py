@@ -13,7 +13,8 @@ Specs (:func:`agents.make_agent`, ``tafl play --vs``, ``tafl eval`` configs):
 
 A budget has the MCTS agent's bounds (:data:`agents.mcts.agent.MAX_SIMULATIONS` simulations,
 :data:`agents.mcts.agent.MAX_SECONDS` a move; a time budget stops at the simulation bound too)
-and a search tree per game must fit the memory available, all checked when the spec is read.
+and a search tree per game must fit the memory available, all checked when the spec is read
+(:class:`agents.spec.AgentSpec` reads it; the factories build from its fields).
 
 The search is :class:`~agents.az.search.BatchedSearch` with a Gumbel root and no noise by default
 (``gumbel_scale=0``: the ``considered`` moves of the highest prior, the move among the most
@@ -24,7 +25,6 @@ refuses any other game (another move cap is fine).
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from pathlib import Path
@@ -32,10 +32,12 @@ from pathlib import Path
 import numpy as np
 
 from tafl_env.engine import Engine, State
+from tafl_env.errors import preview
 from tafl_env.rules import VARIANTS
 
-from ..base import Agent, AgentSpecError, register_agent
-from ..mcts.agent import MAX_SECONDS, MAX_SIMULATIONS, tree_bytes
+from ..base import Agent, register_agent
+from ..mcts.agent import MAX_SECONDS, MAX_SIMULATIONS, tree_bytes  # noqa: F401  (the bounds an az budget has)
+from ..spec import DEFAULT_SIMULATIONS, AgentSpec, AgentSpecError, budget_problem
 from .search import BatchedSearch, SearchSettings
 
 __all__ = ["AZAgent", "AZPolicyAgent", "shipped_model", "parse_az_spec"]
@@ -68,43 +70,17 @@ def _resolve(arg: str, kind: str) -> Path:
     return pt
 
 
-def _budget_problem(simulations, seconds) -> str | None:
-    """Why a budget is out of the MCTS agent's bounds (finite, > 0, at most :data:`MAX_SECONDS` a
-    move; 1 to :data:`MAX_SIMULATIONS` simulations), or None."""
-    if seconds is not None:
-        if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
-            return f"the time per move must be > 0 and <= {MAX_SECONDS:g} seconds, got {seconds!r}"
-        return None
-    if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) \
-            or not 1 <= simulations <= MAX_SIMULATIONS:
-        return f"simulations must be from 1 to {MAX_SIMULATIONS}, got {simulations!r}"
-    return None
-
-
 def parse_az_spec(arg: str | None) -> tuple[str, int, float | None]:
-    """``PATH[:SIMS|:Ts]`` → (PATH, simulations, seconds or None); the budget is the last part
-    when it reads as one, so a path may hold colons. A budget beyond the MCTS agent's bounds is
-    an :class:`~agents.base.AgentSpecError`.
+    """``PATH[:SIMS|:Ts]`` (the part after ``az:``) → (PATH, simulations, seconds or None), as
+    :meth:`AgentSpec.parse <agents.spec.AgentSpec.parse>` reads ``az:ARG``: the budget is the last
+    part when it reads as one, so a path may hold colons; a budget beyond the MCTS agent's bounds
+    is an :class:`~agents.spec.AgentSpecError`.
 
     >>> parse_az_spec("runs/az/final.pt:128"), parse_az_spec("legacy_ard_ri:0.5s")
     (('runs/az/final.pt', 128, None), ('legacy_ard_ri', 64, 0.5))
     """
-    if not arg or not arg.strip():
-        raise AgentSpecError("az needs a model: az:PATH[:SIMS] or az:<variant>[:SIMS]")
-    head, sep, tail = arg.rpartition(":")
-    if not (sep and head):
-        return arg, 64, None
-    try:
-        if tail.endswith("s"):
-            sims, seconds = 64, float(tail[:-1])
-        else:
-            sims, seconds = int(tail), None
-    except ValueError:
-        return arg, 64, None                 # not a budget: part of the path
-    problem = _budget_problem(sims, seconds)
-    if problem:
-        raise AgentSpecError(f"az:{arg}: {problem}")
-    return head, sims, seconds
+    spec = AgentSpec.parse("az" if arg is None else f"az:{arg}")
+    return spec.path, spec.simulations or DEFAULT_SIMULATIONS, spec.seconds
 
 
 class _Model:
@@ -165,7 +141,7 @@ class AZAgent(Agent):
     def __init__(self, model, simulations: int = 64, seconds: float | None = None, device: str = "cpu",
                  record: dict | None = None, seed: int | None = None, **search):
         super().__init__(seed)
-        problem = _budget_problem(simulations, None if seconds is None else float(seconds))
+        problem = budget_problem(simulations, seconds)
         if problem:
             raise ValueError(problem)
         if seconds is None:
@@ -243,23 +219,21 @@ class AZPolicyAgent(Agent):
         return z.argmax(axis=1).astype(np.int64)
 
 
-def _az_factory(arg, seed=None, **kw):
-    path, sims, seconds = parse_az_spec(arg)
-    _resolve(path, "az")
+def _az_factory(spec: AgentSpec, seed=None, **kw):
+    _resolve(spec.path, "az")
+    budget = {"simulations": spec.simulations} if spec.seconds is None else {"seconds": spec.seconds}
     try:
-        return AZAgent(path, simulations=sims, seconds=seconds, seed=seed, **kw)
+        return AZAgent(spec.path, seed=seed, **budget, **kw)
     except AgentSpecError:
         raise
     except ValueError as exc:        # the memory check, a bad search setting
-        raise AgentSpecError(f"az:{arg}: {exc}") from None
+        raise AgentSpecError(f"{preview(spec.text)}: {exc}") from None
 
 
-def _azpolicy_factory(arg, seed=None, **kw):
-    if not arg or not arg.strip():
-        raise AgentSpecError("azpolicy needs a model: azpolicy:PATH or azpolicy:<variant>")
-    _resolve(arg, "azpolicy")
-    return AZPolicyAgent(arg, seed=seed, **kw)
+def _azpolicy_factory(spec: AgentSpec, seed=None, **kw):
+    _resolve(spec.path, "azpolicy")
+    return AZPolicyAgent(spec.path, seed=seed, **kw)
 
 
-register_agent("az", _az_factory, takes_argument=True)
-register_agent("azpolicy", _azpolicy_factory, takes_argument=True)
+register_agent("az", _az_factory, reads_spec=True)
+register_agent("azpolicy", _azpolicy_factory, reads_spec=True)

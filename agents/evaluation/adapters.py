@@ -29,7 +29,8 @@ import numpy as np
 from tafl_env.engine import Engine, State
 from tafl_env.observation import observe
 
-from ..base import Agent, AgentSpecError, split_spec
+from ..base import Agent
+from ..spec import AgentSpec, AgentSpecError
 from ..checks import is_int
 from ..errors import AgentsError
 
@@ -114,36 +115,31 @@ class SB3Agent(Agent):
 
 
 def with_time_budget(spec: str, seconds: float) -> str:
-    """An ``mcts`` or ``az`` spec with its simulation budget replaced by ``seconds`` a move; other
-    specs as they are (they do not search).
+    """An ``mcts`` or ``az`` spec with its budget replaced by ``seconds`` a move
+    (:meth:`AgentSpec.with_seconds <agents.spec.AgentSpec.with_seconds>`); other specs as they are
+    (they do not search).
 
     >>> with_time_budget("mcts:1000", 0.5), with_time_budget("mcts:64:policy:x.zip", 1), with_time_budget("greedy", 1)
     ('mcts:0.5s', 'mcts:1s:policy:x.zip', 'greedy')
     >>> with_time_budget("az:legacy_ard_ri:64", 0.02), with_time_budget("az:runs/a:b/final.pt", 1)
     ('az:legacy_ard_ri:0.02s', 'az:runs/a:b/final.pt:1s')
     """
-    kind, arg = split_spec(spec)
-    if kind == "az":
-        from ..az.agent import parse_az_spec
-
-        path, _, _ = parse_az_spec(arg)
-        return f"az:{path}:{seconds:g}s"
-    if kind != "mcts":
-        return spec
-    _, _, rest = (arg or "").partition(":")
-    return f"mcts:{seconds:g}s" + (f":{rest}" if rest else "")
+    parsed = AgentSpec.parse(spec)
+    timed = parsed.with_seconds(seconds)
+    return spec if timed is parsed else str(timed)
 
 
 def agent_source(agent: Any, time_per_move: float | None = None) -> tuple[Any, str]:
-    """``(source, label)``: what plays (a spec string or an Agent object) and the name to report.
+    """``(source, label)``: what plays (an :class:`~agents.spec.AgentSpec`, read here once, or an
+    Agent object) and the name to report.
 
-    ``time_per_move`` puts a searching agent (an ``mcts`` spec, or an object with a ``seconds``
-    budget such as :class:`agents.mcts.MCTSAgent`) on that many seconds a move.
+    ``time_per_move`` puts a searching agent (an ``mcts`` or ``az`` spec, or an object with a
+    ``seconds`` budget such as :class:`agents.mcts.MCTSAgent`) on that many seconds a move.
     """
-    if isinstance(agent, str):
-        split_spec(agent)          # an unknown kind or a bad argument: a one-line error now
-        spec = with_time_budget(agent, time_per_move) if time_per_move else agent
-        return spec, spec
+    if isinstance(agent, (str, AgentSpec)):
+        parsed = agent if isinstance(agent, AgentSpec) else AgentSpec.parse(agent)
+        timed = parsed.with_seconds(time_per_move) if time_per_move else parsed
+        return timed, (agent if timed is parsed and isinstance(agent, str) else str(timed))
     if isinstance(agent, Agent):
         if time_per_move and hasattr(agent, "seconds"):
             agent = copy.deepcopy(agent)
@@ -164,10 +160,16 @@ def agent_source(agent: Any, time_per_move: float | None = None) -> tuple[Any, s
                      "a callable (observation, action_mask) -> action, an SB3 model or an RLlib module")
 
 
+def _is_spec(source: Any) -> bool:
+    """Whether ``source`` is a spec (built where it plays) rather than an agent object."""
+    return isinstance(source, (str, AgentSpec))
+
+
 class GuardedAgent(Agent):
     """The rated agent, checked at every call: anything wrong is an :class:`AgentError` naming it.
 
-    ``source`` is a spec (built in the process that plays, once) or an Agent object.
+    ``source`` is a spec (an :class:`~agents.spec.AgentSpec` or its text: built in the process that
+    plays, once) or an Agent object.
 
     >>> from tafl_env.game import engine_for
     >>> from tafl_env import make_rules
@@ -187,7 +189,7 @@ class GuardedAgent(Agent):
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        if isinstance(self.source, str):
+        if _is_spec(self.source):
             state["_inner"] = None     # a spec is built again where the agent plays
         return state
 
@@ -217,7 +219,7 @@ class GuardedAgent(Agent):
             raise AgentError(" ".join(str(exc).split())) from None
         except Exception as exc:
             raise AgentError(f"agent {self.label} cannot play {rules.name}: {_one_line(exc)}") from None
-        if isinstance(self.source, str) and self._rules is None:
+        if _is_spec(self.source) and self._rules is None:
             from .matches import _first_move
 
             try:

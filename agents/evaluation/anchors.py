@@ -60,8 +60,9 @@ from tafl_env.rules import VARIANTS, make_rules
 
 from tafl_env.cli import MAX_SEED
 
-from ..base import check_data_spec
+from ..base import check_data_spec, parse_data_spec
 from ..checks import check_int, check_number
+from ..spec import AgentSpec, AgentSpecError
 from .matches import Chunk, ChunkResult, ChunkRunner, chunk_seed
 from .openings import DATA_DIR, load_openings, openings_path, write_json_atomic
 from .ratings import elo_ratings
@@ -328,7 +329,7 @@ def check_ladder(anchors: object) -> dict[str, str]:
     >>> check_ladder({"greedy": "greedy", "big": "mcts:5O000"})
     Traceback (most recent call last):
     ...
-    ValueError: anchor 'big': ...mcts simulations must be an integer (or a time such as 1s), got '5O000'
+    agents.spec.AgentSpecError: anchor 'big': 'mcts:5O000': mcts simulations must be an integer (or a time such as 1s), got '5O000'
     """
     from ..base import make_agent
 
@@ -337,9 +338,9 @@ def check_ladder(anchors: object) -> dict[str, str]:
     for name, spec in anchors.items():
         if not isinstance(name, str) or not ANCHOR_NAME.fullmatch(name):
             raise ValueError(f"anchor name {str(name)[:40]!r}: use 1-32 letters, digits, '_', '-' or '+'")
-        check_data_spec(spec, f"anchor {name!r}")
+        parsed = parse_data_spec(spec, f"anchor {name!r}")
         try:
-            make_agent(spec)
+            make_agent(parsed)
         except ValueError as exc:
             raise ValueError(f"anchor {name!r}: {' '.join(str(exc).split())}") from None
     return dict(anchors)
@@ -388,6 +389,21 @@ def _widest(fit: dict[str, Any]) -> float:
                for a in fit["anchors"] if a["name"] != PIN[0] and a["name"] not in UNBOUNDED)
 
 
+def _rung_budget(spec: object) -> int | None:
+    """The simulations of a search rung (``mcts:N``: the greedy evaluator on a simulation budget),
+    or None for any other spec.
+
+    >>> _rung_budget("mcts:30"), _rung_budget("mcts:1s"), _rung_budget("mcts:30:random"), _rung_budget("greedy")
+    (30, None, None, None)
+    """
+    try:
+        parsed = AgentSpec.parse(spec)
+    except AgentSpecError:
+        return None
+    plain = parsed.kind == "mcts" and parsed.inner is None and (parsed.rollout, parsed.prior) == ("none", "greedy")
+    return parsed.simulations if plain else None
+
+
 def out_of_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The search rungs that rate below the rung of the next lower budget (the ladder's order
     check), each with whether the 95% intervals tell the two apart (``"separated"``: they do not
@@ -399,8 +415,8 @@ def out_of_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     >>> out_of_order(rows)
     [{'lower_budget': 'mcts10', 'higher_budget': 'mcts30', 'elo_difference': -70.0, 'separated': False}]
     """
-    budget = lambda spec: spec.partition(":")[2] if spec.partition(":")[0] == "mcts" else ""
-    rungs = sorted((r for r in rows if budget(r["spec"]).isdigit()), key=lambda r: int(budget(r["spec"])))
+    budgets = [(_rung_budget(r["spec"]), r) for r in rows]
+    rungs = [r for _, r in sorted((b for b in budgets if b[0] is not None), key=lambda b: b[0])]
     apart = lambda lo, hi: None not in (hi["high"], lo["low"]) and hi["high"] < lo["low"]
     return [{"lower_budget": lo["name"], "higher_budget": hi["name"],
              "elo_difference": round(hi["rating"] - lo["rating"], 1), "separated": apart(lo, hi)}

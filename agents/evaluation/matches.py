@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..base import Agent
+from ..spec import AgentSpec
 
 __all__ = ["Chunk", "ChunkResult", "ChunkRunner", "chunk_seed", "play_chunk", "run_chunks"]
 
@@ -73,14 +74,14 @@ class ChunkResult:
     timing: dict[str, list] = field(default_factory=dict)
 
 
-_CACHE: dict[tuple[str, str], Agent] = {}
+_CACHE: dict[tuple[str | AgentSpec, str], Agent] = {}
 """Agents built from specs in this process, by (spec, role): built once, reset per chunk."""
 
 
 def _agent(source: Any, role: str, rules=None) -> Agent:
     from .tournament import build_agent
 
-    if isinstance(source, str):
+    if isinstance(source, (str, AgentSpec)):
         key = (source, role)
         if key not in _CACHE:
             agent = build_agent(source, 0)
@@ -128,7 +129,7 @@ def _play_pickled(rules, blob: bytes) -> ChunkResult:
 
 def check_picklable(agent: Any, label: str) -> None:
     """Raise a one-line ``ValueError`` when ``agent`` (not a spec) cannot go to worker processes."""
-    if isinstance(agent, str):
+    if isinstance(agent, (str, AgentSpec)):
         return
     try:
         pickle.dumps(agent)

@@ -53,6 +53,7 @@ from tafl_env.cli import MAX_SEED
 from tafl_env.rules import make_rules
 
 from ..checks import check_int, check_number
+from ..spec import AgentSpecError
 from .adapters import AgentError, GuardedAgent, agent_source
 from .anchors import BLOCK, PIN, check_anchor_table, load_anchors
 from .matches import Chunk, ChunkRunner, check_picklable, chunk_seed
@@ -297,6 +298,8 @@ def rate(agent: Any, variant: str, *, games: int | None = None, target_ci: float
         source, label = agent_source(agent, time_per_move)
     except AgentError:
         raise
+    except AgentSpecError as exc:       # its message names the spec already
+        raise AgentError(str(exc)) from None
     except ValueError as exc:
         raise AgentError(f"agent {agent!r}: {exc}") from None
     rated = GuardedAgent(source, label)

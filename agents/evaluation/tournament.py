@@ -35,9 +35,11 @@ from pathlib import Path
 from itertools import combinations
 from typing import Any, Callable, Mapping, Sequence
 
+from tafl_env.errors import preview
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..base import Agent, AgentSpecError, check_data_spec, make_agent, split_spec
+from ..base import Agent, AgentSpecError, check_data_spec, make_agent
+from ..spec import AgentSpec
 from ..schema import (ConfigError, FieldSpec, apply_overrides, check_rule_options, check_schema, check_seed,
                       read_yaml_config)
 from ..checks import check_int
@@ -56,19 +58,21 @@ CHUNK = BLOCK
 games out, large enough that a batched agent plays several games a call."""
 
 
-def build_agent(spec: str, seed: int | None) -> Agent:
+def build_agent(spec: str | AgentSpec, seed: int | None) -> Agent:
     """``make_agent(spec, seed=seed)``; any failure is an :class:`AgentSpecError` naming the spec."""
     try:
         return make_agent(spec, seed=seed)
     except AgentSpecError:
         raise
     except (ValueError, OSError) as exc:
-        raise AgentSpecError(f"cannot build agent {spec!r}: {exc}") from exc
+        raise AgentSpecError(f"cannot build agent {preview(str(spec))}: {exc}") from exc
 
 
 # --- configs ----------------------------------------------------------------------------------------
 
 def _agents_check(value: Mapping) -> str | None:
+    """Each agent's name is a plain word and its spec reads (:class:`~agents.spec.AgentSpec`) and
+    asks for no unpickling; nothing is built (the run builds every agent before its first game)."""
     if len(value) < 2:
         return "needs at least 2 agents"
     for name, spec in value.items():
@@ -80,18 +84,6 @@ def _agents_check(value: Mapping) -> str | None:
             check_data_spec(spec, f"agent {name!r}")    # a config file never opts in to unpickling
         except AgentSpecError as err:
             return str(err)
-        try:
-            kind, _ = split_spec(spec)   # agents registered by other modules are fine too
-        except AgentSpecError as err:
-            if str(err).startswith("unknown agent"):
-                return (f"agent {name!r}: unknown kind {spec.partition(':')[0]!r} "
-                        f"(random, greedy, mcts:N[:ROLLOUT[:PRIOR]], mcts:N:policy:PATH, policy:PATH)")
-            return f"agent {name!r}: {err}"
-        if kind == "mcts":   # let the factory judge N:ROLLOUT:PRIOR (and load a network's model)
-            try:
-                make_agent(spec)
-            except ValueError as err:
-                return f"agent {name!r}: {err}"
     return None
 
 

@@ -56,9 +56,10 @@ always runs). The time is per move of each game, as a player's clock counts it: 
 of B games takes about B times ``seconds`` (the network search, which searches all trees at once,
 has B times ``seconds`` for the batch), so a time budget means the same in a tournament's batched
 games as in one game. Either budget is bounded: at most :data:`MAX_SIMULATIONS` simulations a move
-(a time budget stops there too, so a tree's memory is bounded) and :data:`MAX_SECONDS` a move; a
-budget beyond them, ``inf`` or ``nan`` is refused when the agent is built, as is a tree that would
-not fit the memory available. The search runs in slices of at most :data:`SLICE` simulations, so
+(a time budget stops there too, so a tree's memory is bounded) and :data:`MAX_SECONDS` a move (both
+defined with the spec grammar, :mod:`agents.spec`); a budget beyond them, ``inf`` or ``nan`` is
+refused when the spec is read or the agent built, as is a tree that would not fit the memory
+available. The search runs in slices of at most :data:`SLICE` simulations, so
 Ctrl-C stops it within a fraction of a second.
 
 **The move played**: a winning move if the root is proven won, else the most visited edge that is
@@ -74,8 +75,9 @@ Alea").
 **Specs**: ``mcts:N`` / ``mcts:Ts`` (greedy evaluator), ``mcts:N:random`` (greedy priors, random
 playouts), ``mcts:N:greedy`` (greedy priors, greedy playouts), ``mcts:N:random:uniform`` (uniform
 priors, UCT, random playouts: the textbook algorithm), ``mcts:N:greedy:uniform``,
-``mcts:N:policy:PATH`` (network evaluator; the path is the rest of the spec). Playouts are 40
-actions at most, one per leaf.
+``mcts:N:policy:PATH`` (network evaluator; the path is the rest of the spec; ``unpickle-policy:PATH``
+for a model that only unpickling loads, the user's opt-in). :class:`agents.spec.AgentSpec` reads
+them; the factory builds from its fields. Playouts are 40 actions at most, one per leaf.
 
 Version history: 0.4 evaluators injected; rollouts compiled (the Python search of 0.2 is kept as
 ``legacy_mcts:N`` for strength comparisons until 0.5, which removed it: replay those in a checkout
@@ -90,7 +92,6 @@ other random tie-breaks).
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
@@ -100,7 +101,8 @@ from tafl_env.engine.rows import load_rows
 from tafl_env.errors import preview
 from tafl_env.memory import fits
 
-from ..base import Agent, AgentSpecError, register_agent
+from ..base import Agent, register_agent
+from ..spec import DEFAULT_SIMULATIONS, MAX_SECONDS, MAX_SIMULATIONS, PRIORS, ROLLOUTS, AgentSpec, AgentSpecError
 from ..greedy.agent import GreedyAgent, SearchWork, prepare
 from . import kernels as _m
 from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
@@ -108,8 +110,6 @@ from . import netsearch as _net
 from .forest import Forest, round_buffers
 
 W_CAPTURE_VALUE = _m.W_CAPTURE_VALUE
-_ROLLOUTS = ("none", "random", "greedy")
-_PRIORS = ("greedy", "uniform")
 _SELECTIONS = ("puct", "uct")
 MAX_DEPTH = 64          # plies below the root a simulation may walk
 CHUNK = 32              # simulations per kernel call under a time budget
@@ -117,12 +117,6 @@ SLICE = 1024            # simulations per kernel call at most: Ctrl-C is seen be
 
 EDGES_PER_NODE = 48     # a fresh tree's room for edges per node (it grows when full)
 
-MAX_SIMULATIONS = 1_000_000
-"""The most simulations a move may take, whatever the budget (a time budget stops there too): a
-tree of this many nodes holds about 2.4 GB per game; more is refused before any game starts."""
-
-MAX_SECONDS = 3600.0
-"""The longest time budget per move of a game."""
 LOAD_ROWS = 5           # work rows given the game's whole history (the path, playout, scoring rows)
 
 
@@ -243,8 +237,8 @@ class MCTSAgent(Agent):
         self._checked: set = set()
         self._clock = time.perf_counter
         self.last_simulations = np.zeros(0, dtype=np.int64)
-        self.name = spec_name(self.simulations, self.rollout, self.prior, self.seconds,
-                              getattr(evaluator, "path", None))
+        model = evaluator.agent.name if isinstance(evaluator, NetworkEvaluator) else None
+        self.name = spec_name(self.simulations, self.rollout, self.prior, self.seconds, model=model)
 
     def _seed_kernel_rng(self) -> None:
         # the playouts' and UCT's xorshift state, drawn from the agent's generator
@@ -426,11 +420,12 @@ class MCTSAgent(Agent):
 
 
 def evaluator_of_spec(rollout: str, prior: str) -> Evaluator:
-    """The evaluator that a spec's ``ROLLOUT`` and ``PRIOR`` parts name (``mcts:N:random:uniform``)."""
-    if rollout not in _ROLLOUTS:
-        raise ValueError(f"rollout must be one of {_ROLLOUTS}, got {rollout!r}")
-    if prior not in _PRIORS:
-        raise ValueError(f"prior must be one of {_PRIORS}, got {prior!r}")
+    """The evaluator that a spec's ``ROLLOUT`` and ``PRIOR`` parts name (``mcts:N:random:uniform``);
+    :meth:`AgentSpec.parse <agents.spec.AgentSpec.parse>` has checked a spec's already."""
+    if rollout not in ROLLOUTS:
+        raise ValueError(f"rollout must be one of {ROLLOUTS}, got {rollout!r}")
+    if prior not in PRIORS:
+        raise ValueError(f"prior must be one of {PRIORS}, got {prior!r}")
     if rollout == "none":
         if prior == "uniform":
             raise ValueError("prior='uniform' needs rollouts (rollout='random' or 'greedy')")
@@ -439,92 +434,53 @@ def evaluator_of_spec(rollout: str, prior: str) -> Evaluator:
 
 
 def spec_name(simulations: int, rollout: str = "none", prior: str = "greedy",
-              seconds: float | None = None, policy: str | None = None) -> str:
+              seconds: float | None = None, policy: str | None = None, model: str | None = None) -> str:
     """The ``make_agent`` spec of an MCTS configuration: ``mcts:N[:ROLLOUT[:PRIOR]]``,
-    ``mcts:N:policy:PATH``, with ``Ts`` for ``N`` under a time budget."""
+    ``mcts:N:policy:PATH`` (``policy``: the path; ``model``: the network's whole spec, such as
+    ``unpickle-policy:PATH``), with ``Ts`` for ``N`` under a time budget."""
     name = f"mcts:{seconds:g}s" if seconds is not None else f"mcts:{simulations}"
     if policy is not None:
-        return f"{name}:policy:{policy}"
+        model = f"policy:{policy}"
+    if model is not None:
+        return f"{name}:{model}"
     if prior != "greedy":
         return f"{name}:{rollout}:{prior}"
     return name if rollout == "none" else f"{name}:{rollout}"
 
 
-def parse_spec(arg: str | None, spec: str | None = None) -> tuple[int, float | None, str, str]:
-    """``N[:ROLLOUT[:PRIOR]]`` or ``Ts[...]`` (the part after ``mcts:``) → (simulations, seconds or
-    None, rollout, prior); ``None`` (plain ``mcts``) gives the defaults 64, None, ``"none"``,
-    ``"greedy"``.
+def parse_spec(arg: str | None) -> tuple[int, float | None, str, str]:
+    """``N[:ROLLOUT[:PRIOR]]`` or ``Ts[...]`` (the part after ``mcts:``; ``None``: plain ``mcts``) →
+    (simulations, seconds or None, rollout, prior), as :meth:`AgentSpec.parse
+    <agents.spec.AgentSpec.parse>` reads ``mcts:ARG`` (and refuses it: an empty part, a budget out of
+    bounds, an unknown rollout or prior).
 
-    A colon promises a value: an empty part after one (``mcts:``, ``mcts::``, ``mcts:64:``) is an
-    :class:`AgentSpecError` rather than a silent default, as is a budget that is not finite, not
-    positive or over :data:`MAX_SIMULATIONS` / :data:`MAX_SECONDS`. The errors name ``spec`` (the
-    whole spec, when ``arg`` is only a part of it), else ``mcts:ARG``.
+    >>> parse_spec("12:random:uniform"), parse_spec("0.5s")
+    ((12, None, 'random', 'uniform'), (64, 0.5, 'none', 'greedy'))
     """
-    if arg is None:
-        return 64, None, "none", "greedy"
-    spec = preview(f"mcts:{arg}" if spec is None else spec)
-    parts = arg.split(":")
-    if len(parts) > 3:
-        raise AgentSpecError(f"mcts spec takes at most N:ROLLOUT:PRIOR, got {spec}")
-    head = parts[0].strip()
-    if not head:
-        raise AgentSpecError(f"{spec} needs a budget after the colon: simulations (mcts:64) or seconds "
-                             f"per move (mcts:1s); plain 'mcts' means mcts:64")
-    if not all(p.strip() for p in parts[1:]):
-        raise AgentSpecError(f"{spec} has an empty part after a colon; write mcts:N, mcts:N:ROLLOUT or "
-                             f"mcts:N:ROLLOUT:PRIOR")
-    sims, seconds = 64, None
-    try:
-        if head.endswith("s"):
-            seconds = float(head[:-1])
-        else:
-            sims = int(head)
-    except ValueError:
-        digits = head.lstrip("+-")
-        if digits.isascii() and digits.isdigit():   # too many digits for int() to read
-            raise AgentSpecError(f"{spec}: simulations must be from 1 to {MAX_SIMULATIONS}, "
-                                 f"got {preview(head)}") from None
-        raise AgentSpecError(f"{spec}: mcts simulations must be an integer (or a time such as 1s), "
-                             f"got {preview(head)}") from None
-    if seconds is not None and not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
-        raise AgentSpecError(f"{spec}: seconds per move must be finite, > 0 and <= {MAX_SECONDS:g}, "
-                             f"got {seconds!r}")
-    if seconds is None and not 1 <= sims <= MAX_SIMULATIONS:
-        raise AgentSpecError(f"{spec}: simulations must be from 1 to {MAX_SIMULATIONS}, "
-                             f"got {preview(head)}")
-    rollout = parts[1].strip() if len(parts) > 1 else "none"
-    prior = parts[2].strip() if len(parts) > 2 else "greedy"
-    return sims, seconds, rollout, prior
+    spec = AgentSpec.parse("mcts" if arg is None else f"mcts:{arg}")
+    if spec.inner is not None:
+        raise AgentSpecError(f"{preview(spec.text)} names a network evaluator; parse_spec reads N[:ROLLOUT[:PRIOR]]")
+    return spec.simulations or DEFAULT_SIMULATIONS, spec.seconds, spec.rollout, spec.prior
 
 
-def _split_policy(arg: str | None) -> tuple[str | None, str | None]:
-    """``N:policy:PATH`` → (``N``, ``PATH``); anything else → (arg, None). The path is the whole
-    rest of the spec (it may hold colons)."""
-    if not arg:
-        return arg, None
-    if arg.startswith("policy:"):
-        return None, arg[len("policy:"):]
-    head, sep, path = arg.partition(":policy:")
-    return (head, path) if sep else (arg, None)
+def _network_evaluator(model: AgentSpec) -> NetworkEvaluator:
+    """The evaluator of ``mcts:N:policy:PATH`` (``unpickle-policy:PATH``: the user's opt-in)."""
+    if model.kind == "unpickle-policy":
+        from ..policy import PolicyAgent
+
+        return NetworkEvaluator(PolicyAgent(model.path, unpickle=True))
+    return NetworkEvaluator(model.path)
 
 
-def _factory(arg, seed=None, **kw):
-    """``mcts[:N[:ROLLOUT[:PRIOR]]]``, ``mcts:N:policy:PATH``, with ``Ts`` for ``N``:
-    ``mcts:64``, ``mcts:1s``, ``mcts:64:random:uniform``, ``mcts:64:policy:model.zip``."""
-    head, path = _split_policy(arg)
-    spec = None if arg is None else f"mcts:{arg}"
-    sims, seconds, rollout, prior = parse_spec(head, spec)
-    if path is None:
-        try:
-            evaluator = evaluator_of_spec(rollout, prior)
-        except ValueError as exc:
-            raise AgentSpecError(f"{preview(spec)}: {exc}") from None
-        return MCTSAgent(simulations=sims, seconds=seconds, evaluator=evaluator, seed=seed, **kw)
-    if rollout != "none" or prior != "greedy":
-        raise AgentSpecError(f"mcts:N:policy:PATH takes no rollout or prior, got {preview(spec)}")
-    if not path.strip():
-        raise AgentSpecError(f"mcts:N:policy:PATH needs a model path, got {preview(spec)}")
-    return MCTSAgent(simulations=sims, seconds=seconds, evaluator=NetworkEvaluator(path), seed=seed, **kw)
+def _factory(spec: AgentSpec, seed=None, **kw):
+    """The ``mcts`` kind from its parsed spec (:mod:`agents.spec`): ``mcts:64``, ``mcts:1s``,
+    ``mcts:64:random:uniform``, ``mcts:64:policy:model.zip``."""
+    if spec.inner is not None:
+        evaluator = _network_evaluator(spec.inner)
+    else:
+        evaluator = evaluator_of_spec(spec.rollout, spec.prior)
+    budget = {"simulations": spec.simulations} if spec.seconds is None else {"seconds": spec.seconds}
+    return MCTSAgent(evaluator=evaluator, seed=seed, **budget, **kw)
 
 
-register_agent("mcts", _factory)
+register_agent("mcts", _factory, reads_spec=True)

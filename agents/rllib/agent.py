@@ -156,10 +156,8 @@ class RLlibAgent(ModuleAgent):
         return super().choose(engine, state)
 
 
-def _factory(arg, seed=None, **kw):
-    if not arg:
-        raise AgentSpecError("rllib agent needs a checkpoint directory: 'rllib:DIR'")
-    return RLlibAgent(arg, seed=seed, **kw)
+def _factory(spec, seed=None, **kw):
+    return RLlibAgent(spec.path, seed=seed, **kw)
 
 
-register_agent("rllib", _factory, takes_argument=True)
+register_agent("rllib", _factory, reads_spec=True)

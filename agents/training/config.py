@@ -14,7 +14,7 @@ from tafl_env.memory import fits
 from tafl_env.observation import NUM_PLANES
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..base import check_data_spec
+from ..base import parse_data_spec
 from ..schema import (NETWORK_BOUNDS, ConfigError, FieldSpec, check_non_negative, check_positive,
                       check_rule_options, check_schema, check_seed, check_unit, read_yaml_config)
 
@@ -34,10 +34,10 @@ def _opponents_check(v):
         return "needs at least one opponent"
     for x in v:
         try:
-            check_data_spec(x, "")          # a config never opts in to unpickling (rllib: included)
+            spec = parse_data_spec(x, "")      # a config never opts in to unpickling (rllib: included)
         except ValueError as exc:
-            return str(exc).lstrip(": ")
-        if x not in ("random", "greedy") and not x.startswith(("mcts:", "policy:")):
+            return str(exc)
+        if spec.kind not in ("random", "greedy", "mcts", "policy"):
             return f"unknown opponent {x!r} (random, greedy, mcts:N, policy:PATH)"
     return None
 

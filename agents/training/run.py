@@ -68,21 +68,22 @@ def _check_opponents(cfg: Mapping[str, Any]) -> None:
 
     from ..base import make_agent
     from ..rllib.agent import looks_like_rllib_checkpoint
+    from ..spec import AgentSpec, AgentSpecError
     from .checkpoints import check_model_rules, model_data
 
     rules = rules_of(cfg)
     eng = engine_for(rules)
     for spec in cfg["eval_opponents"]:
         what = f"eval_opponents: {spec!r}"
-        kind, _, arg = spec.partition(":")
-        if kind == "policy" and arg and looks_like_rllib_checkpoint(arg):
-            pass                 # an RLlib run's checkpoint: the agent checks its rules when built below
-        elif kind == "policy":
-            if not arg:
-                raise TrainSetupError("eval_opponents", f"{what} needs a model path (policy:PATH)")
-            check_model_rules(model_data(Path(arg), what, "eval_opponents"), rules, what, "eval_opponents")
         try:
-            agent = make_agent(spec, seed=0)
+            parsed = AgentSpec.parse(spec)
+        except AgentSpecError as exc:
+            raise TrainSetupError("eval_opponents", str(exc)) from None
+        if parsed.kind == "policy" and not looks_like_rllib_checkpoint(parsed.path):
+            # an RLlib run's checkpoint checks its rules when built below
+            check_model_rules(model_data(Path(parsed.path), what, "eval_opponents"), rules, what, "eval_opponents")
+        try:
+            agent = make_agent(parsed, seed=0)
             agent.check_rules(rules)
             state = eng.initial_state(1)
             action = agent.act(eng, state)
