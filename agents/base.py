@@ -103,6 +103,10 @@ UNPICKLING_KINDS: frozenset[str] = frozenset({"unpickle-policy", "rllib"})
 in a call's own argument; a data file (an anchor file, the leaderboard, a config, a match record)
 never may: :func:`check_data_spec`."""
 
+PROGRAM_KINDS: frozenset[str] = frozenset({"otep"})
+"""Kinds that run the program they name (``otep:COMMAND``, an engine over the OpenTafl protocol):
+like :data:`UNPICKLING_KINDS`, only a command line or a call's own argument may name them."""
+
 
 def parse_data_spec(spec: object, where: str) -> AgentSpec:
     """``spec`` read from a data file (``where`` names it), refused with one line if it is not a
@@ -137,6 +141,11 @@ def parse_data_spec(spec: object, where: str) -> AgentSpec:
             raise AgentSpecError(f"{prefix}agent spec {preview(parsed.text)} names {unpickling!r}, which unpickles "
                                  f"its file (runs any code in it); a data file may not ask for that, only a "
                                  f"command line or a call's own argument")
+        program = next((name for name in names if name in PROGRAM_KINDS), None)
+        if program:
+            raise AgentSpecError(f"{prefix}agent spec {preview(parsed.text)} names {program!r}, which runs the "
+                                 f"program it names; a data file may not ask for that, only a command line or a "
+                                 f"call's own argument")
     return parsed
 
 
@@ -163,8 +172,8 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None, **kwargs) -> Agen
 
 
 _BUILTIN_MODULES = {"random": "agents.random_agent", "greedy": "agents.greedy", "mcts": "agents.mcts",
-                    "policy": "agents.policy", "unpickle-policy": "agents.policy", "rllib": "agents.rllib.agent",
-                    "az": "agents.az.agent", "azpolicy": "agents.az.agent"}
+                    "policy": "agents.ppo.policy", "unpickle-policy": "agents.ppo.policy", "rllib": "agents.rllib.agent",
+                    "az": "agents.az.agent", "azpolicy": "agents.az.agent", "otep": "agents.otep"}
 """The module that registers each built-in kind (imported when first needed: torch only then)."""
 
 _OPTIONAL = ("torch", "stable_baselines3", "sb3_contrib", "ray")

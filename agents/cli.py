@@ -51,7 +51,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             out = Path(config["output_dir"] if args.out is CONFIG_OUT else args.out)
         check_output_dir(out, keep_results=not args.overwrite)
         if args.ray is not None:
-            from .rllib.cluster import check_address, resolve_address
+            from .ray_session import check_address, resolve_address
 
             address = resolve_address(args.ray or None)
             if address is not None:
@@ -84,7 +84,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         return _train_az(args, config)
     if args.address is not None:
         raise CommandError(f"--address is for configs with backend: rllib or az; {args.config} trains with sb3")
-    from .training import format_summary, train
+    from .ppo.run import format_summary, train
 
     try:
         if args.max_minutes is not None:
@@ -118,7 +118,7 @@ def _load_train_config(path: str) -> dict:
         from .rllib.config import validate_rllib_config
 
         return validate_rllib_config(raw, source=str(path))
-    from .training.config import validate_train_config
+    from .ppo.config import validate_train_config
 
     return validate_train_config(raw, source=str(path))
 
@@ -336,7 +336,7 @@ def add_train(sub) -> None:
     """The ``tafl train`` command (entry point ``train`` of ``tafl.commands``)."""
     p = sub.add_parser("train", help="self-play training (MaskablePPO, or RLlib PPO on Ray) from a YAML config",
                        description="Train one policy for both sides with MaskablePPO against a league of "
-                                   "its past snapshots, itself and the greedy agent (agents/training/), "
+                                   "its past snapshots, itself and the greedy agent (agents/ppo/), "
                                    "from a YAML config (configs/train/*.yaml). Writes checkpoints, TensorBoard "
                                    "logs, eval.csv/eval.json, final.zip and learning_curve.png to the output dir. "
                                    "A config with 'backend: rllib' (configs/rllib/*.yaml) trains with RLlib's PPO "

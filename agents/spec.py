@@ -19,7 +19,8 @@ spec                                                      fields
 ``az:MODEL[:BUDGET]``                                     ``path`` (a model path or a variant id) and
                                                           the budget: the last part when it reads as one
 ``azpolicy:MODEL``, ``policy:PATH``,                      ``path``
-``unpickle-policy:PATH``, ``rllib:DIR``
+``unpickle-policy:PATH``, ``rllib:DIR``,
+``otep:COMMAND`` (the rest of the spec, colons and all)
 a kind registered by another module: ``kind[:ARG]``       ``argument`` only
 ========================================================  ==============================================
 
@@ -120,6 +121,7 @@ _USAGE = {
     "policy": "policy:PATH",
     "unpickle-policy": "unpickle-policy:PATH",
     "rllib": "rllib:DIR",
+    "otep": "otep:COMMAND or otep:ENGINE.ini",
 }
 """Each built-in kind's spec, as its errors show it."""
 
@@ -130,7 +132,8 @@ _NO_ARGUMENT = ("random", "greedy")
 """Built-in kinds that take no ``:ARG`` (``random:5`` is an error, not a silently ignored 5)."""
 
 _MODEL_KINDS = {"az": "a model", "azpolicy": "a model", "policy": "a checkpoint path",
-                "unpickle-policy": "a checkpoint path", "rllib": "a checkpoint directory"}
+                "unpickle-policy": "a checkpoint path", "rllib": "a checkpoint directory",
+                "otep": "an engine's command line or .ini file"}
 """Kinds whose argument names a model, and what a spec without one is missing."""
 
 _OTHER_KINDS: dict[str, bool] = {}

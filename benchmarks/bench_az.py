@@ -15,6 +15,7 @@ Torch runs on ``--threads`` threads (1, as the configs do), numba on one.
     python benchmarks/bench_az.py                                  # legacy_ard_ri and historical_tablut
     python benchmarks/bench_az.py --variants legacy_ard_ri --seconds 20 --write
     python benchmarks/bench_az.py --variants legacy_ard_ri --ray-workers 1 2 --write   # Ray scaling
+    python benchmarks/bench_az.py --variants legacy_tawlbwrdd legacy_alea_evangelii --heads board sizeless
 
 "Recorded pos/s" counts the positions of games that finished within the timed window (long games,
 as in Tablut, finish few in a short window). With ``--ray-workers``, self-play runs on that many
@@ -34,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(variant: str, seconds: float, threads: int) -> dict:
+def run(variant: str, seconds: float, threads: int, head: str = "board") -> dict:
     import torch as th
 
     from agents.az.config import rules_of, validate_az_config
@@ -49,10 +50,11 @@ def run(variant: str, seconds: float, threads: int) -> dict:
     cfg = validate_az_config(read_yaml_config(ROOT / "configs" / "az" / f"{variant}.yaml"))
     engine = engine_for(rules_of(cfg))
     th.manual_seed(0)
-    net = AZNet(engine.n, channels=cfg["channels"], blocks=cfg["blocks"], value_hidden=cfg["value_hidden"]).eval()
+    net = AZNet(engine.n, channels=cfg["channels"], blocks=cfg["blocks"], value_hidden=cfg["value_hidden"],
+                head=head).eval()
     ev = Evaluator(net)
     rng = np.random.default_rng(0)
-    out = {"variant": variant, "board": f"{engine.n}x{engine.n}", "channels": cfg["channels"],
+    out = {"variant": variant, "board": f"{engine.n}x{engine.n}", "head": head, "channels": cfg["channels"],
            "blocks": cfg["blocks"], "games": cfg["games"], "simulations": cfg["simulations"]}
     # 1. the network alone
     batch = cfg["games"] * cfg["leaves_per_tree"]
@@ -132,6 +134,8 @@ def main(argv=None) -> int:
     p.add_argument("--variants", nargs="+", default=["legacy_ard_ri", "historical_tablut"])
     p.add_argument("--seconds", type=float, default=15.0, help="timed self-play seconds per variant")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
+    p.add_argument("--heads", nargs="+", choices=["board", "sizeless"], default=["board"],
+                   help="the network heads to measure (agents/az/network.py), each with the config's sizes")
     p.add_argument("--write", action="store_true", help="write the figures to benchmarks/RESULTS.md")
     p.add_argument("--ray-workers", type=int, nargs="+", metavar="N",
                    help="measure self-play on N Ray actors instead (first variant only)")
@@ -153,14 +157,15 @@ def main(argv=None) -> int:
         return 0
     rows = []
     for v in args.variants:
-        r = run(v, args.seconds, args.threads)
-        rows.append(r)
-        print(r, flush=True)
-    body = ["| variant | board | net (ch x blocks) | games | full sims | network pos/s | "
+        for head in args.heads:
+            r = run(v, args.seconds, args.threads, head)
+            rows.append(r)
+            print(r, flush=True)
+    body = ["| variant | board | net (ch x blocks, head) | games | full sims | network pos/s | "
             "search evals/s | search moves/s | self-play moves/s | self-play evals/s | recorded pos/s |",
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        body.append(f"| {r['variant']} | {r['board']} | {r['channels']} x {r['blocks']} | {r['games']} | "
+        body.append(f"| {r['variant']} | {r['board']} | {r['channels']} x {r['blocks']}, {r['head']} | {r['games']} | "
                     f"{r['simulations']} | {r['network_pos_per_s']:,.0f} | {r['search_evals_per_s']:,.0f} | "
                     f"{r['search_moves_per_s']:,.1f} | {r['selfplay_moves_per_s']:,.1f} | "
                     f"{r['selfplay_evals_per_s']:,.0f} | {r['selfplay_recorded_per_s']:,.1f} |")

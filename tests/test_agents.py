@@ -412,7 +412,7 @@ def test_policy_agent_legal(tmp_path, variant):
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
 
-    from agents.policy import PolicyAgent
+    from agents.ppo.policy import PolicyAgent
 
     eng = engine(variant)
     n = eng.n

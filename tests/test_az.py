@@ -402,7 +402,7 @@ class _CountingSparring:
 def test_sparring_games_record_only_the_learners_side():
     from agents.az.network import AZNet, Evaluator
     from agents.az.selfplay import SelfPlay, SelfPlaySettings
-    from agents.az.train import search_settings
+    from agents.az.config import search_settings
     from agents.az.config import validate_az_config
 
     engine = engine_for(make_rules("legacy_ard_ri", max_turns=20))

@@ -18,7 +18,8 @@ import pytest
 
 pytestmark = pytest.mark.slow   # the real tafl in a subprocess, torch imported in many: the slow tier
 
-from agents.policy import MODEL_INFO, stamp_model
+from agents.model_rules import MODEL_INFO
+from agents.ppo.policy import stamp_model
 from tafl_env.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -296,7 +297,7 @@ def test_save_policy_records_the_rules_like_a_training_run(tmp_path):
     from sb3_contrib import MaskablePPO
 
     from agents.base import AgentSpecError
-    from agents.policy import PolicyAgent, read_model_info, save_policy
+    from agents.ppo.policy import PolicyAgent, read_model_info, save_policy
 
     model = MaskablePPO.load(str(TABLUT_MODEL), device="cpu")
     path = save_policy(model, tmp_path / "saved", make_rules("historical_tablut"))

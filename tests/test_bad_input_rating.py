@@ -107,7 +107,7 @@ def test_a_config_cannot_ask_for_unpickling(which, spec, no_unpickling):
     from agents.az.config import validate_az_config
     from agents.evaluation.tournament import validate_tournament_config
     from agents.schema import ConfigError
-    from agents.training.config import validate_train_config
+    from agents.ppo.config import validate_train_config
 
     kind, field = which.split()
     with pytest.raises(ConfigError, match=f"field '{field}'.*unpickles") as info:

@@ -24,8 +24,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 yaml = pytest.importorskip("yaml")
 
-from agents.training import format_summary, train, validate_train_config  # noqa: E402
-from agents.training.checkpoints import TrainSetupError, check_resume, load_pool  # noqa: E402
+from agents.ppo.config import validate_train_config  # noqa: E402
+from agents.ppo.run import format_summary, train  # noqa: E402
+from agents.ppo.checkpoints import TrainSetupError, check_resume, load_pool  # noqa: E402
 from agents.schema import ConfigError  # noqa: E402
 from tafl_env import make_rules  # noqa: E402
 
@@ -191,7 +192,7 @@ def _not_sb3(run, tmp_path):
     (_below_a_file, ["--out", "{x}"], "afile is a file"),
     (lambda run, t: "policy:/missing.zip", ["--opponent", "{x}"], "'policy:/missing.zip': no such file"),
     (lambda run, t: "policy:" + str(run["out"]), ["--opponent", "{x}"], "is a directory"),
-    (lambda run, t: "mcts:x", ["--opponent", "{x}"], "'mcts:x' cannot play legacy_ard_ri"),
+    (lambda run, t: "mcts:x", ["--opponent", "{x}"], "field 'eval_opponents': 'mcts:x': mcts simulations must be"),
     (lambda run, t: "policy:" + str(_other_variant(run, t)), ["--opponent", "{x}"],
      "was trained on legacy_brandubh"),
 ], ids=["garbage-zip", "zip-not-sb3", "directory", "missing", "other-variant-same-board", "older-zip-other-board",

@@ -69,7 +69,7 @@ def test_page_slow_examples_run(page, tmp_path, monkeypatch):
 
 
 def test_the_fences_are_known():
-    known = {"", "python", "python slow", "python no-run", "bash", "bash test", "text", "console", "yaml", "json"}
+    known = {"", "python", "python slow", "python no-run", "bash", "bash test", "text", "console", "yaml", "json", "ini"}
     for page in PAGES:
         for info, _ in blocks(page):
             assert info in known, f"{page.name}: unknown fence {info!r}"

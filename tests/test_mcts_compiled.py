@@ -104,8 +104,8 @@ def tiny_model(tmp_path_factory):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from agents.networks import TaflBoardPolicy, board_policy_kwargs
-    from agents.policy import save_policy
+    from agents.ppo.network import TaflBoardPolicy, board_policy_kwargs
+    from agents.ppo.policy import save_policy
     from tafl_env.sb3 import TaflSB3VecEnv
 
     venv = TaflSB3VecEnv("historical_tablut", num_envs=2, seed=0)

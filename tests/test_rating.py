@@ -208,7 +208,7 @@ def test_a_plain_callable_is_rated():
 
 def test_an_sb3_model_is_rated_and_one_for_another_variant_is_refused():
     sb3 = pytest.importorskip("sb3_contrib")
-    from agents.policy import resolve_model_path
+    from agents.ppo.policy import resolve_model_path
 
     model = sb3.MaskablePPO.load(str(resolve_model_path(VARIANT)), device="cpu")
     r = rate(model, VARIANT, anchors=RANDOM_ONLY, games=16, seed=1)

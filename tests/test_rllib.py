@@ -28,11 +28,11 @@ from agents import make_agent  # noqa: E402
 from agents.base import AgentSpecError  # noqa: E402
 from agents.schema import ConfigError  # noqa: E402
 from agents.evaluation.play import play_games  # noqa: E402
-from agents.rllib.cluster import RayAddressError, check_address  # noqa: E402
 from agents.rllib.config import validate_rllib_config  # noqa: E402
 from agents.rllib.env import TaflMultiAgentEnv  # noqa: E402
 from agents.rllib.league import LeagueMapping  # noqa: E402
-from agents.training.checkpoints import TrainSetupError  # noqa: E402
+from agents.ppo.checkpoints import TrainSetupError  # noqa: E402
+from agents.ray_session import RayAddressError, check_address  # noqa: E402
 from tafl_env import make_rules  # noqa: E402
 from tafl_env.game import engine_for  # noqa: E402
 

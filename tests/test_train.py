@@ -15,9 +15,13 @@ yaml = pytest.importorskip("yaml")
 
 from agents.schema import ConfigError  # noqa: E402
 from agents.evaluation.play import play_games  # noqa: E402
-from agents.networks import BoardHeads, TaflBoardPolicy, board_policy_kwargs  # noqa: E402
-from agents.training import (  # noqa: E402
-    TRAIN_SCHEMA, NetAgent, evaluate_agent, load_train_config, make_train_env, train, validate_train_config)
+from agents.evaluation.learning_curve import evaluate_agent  # noqa: E402
+from agents.nn import BoardHeads  # noqa: E402
+from agents.ppo.config import TRAIN_SCHEMA, load_train_config, validate_train_config  # noqa: E402
+from agents.ppo.league import make_train_env  # noqa: E402
+from agents.ppo.network import TaflBoardPolicy, board_policy_kwargs  # noqa: E402
+from agents.ppo.policy import NetAgent  # noqa: E402
+from agents.ppo.run import train  # noqa: E402
 from tafl_env import make_rules  # noqa: E402
 from tafl_env.game import engine_for  # noqa: E402
 from tafl_env.sb3 import ConcatTaflVecEnv, TaflSB3VecEnv  # noqa: E402
@@ -84,7 +88,7 @@ def test_alea_masked_distribution_keeps_argument_validation():
                         policy_kwargs=board_policy_kwargs(channels=4, blocks=1))
     assert venv.action_space.n == 25_993
     # no dense (A x A) action layer: SB3's default one would hold
-    # 675M weights here (agents/networks.py, TaflBoardPolicy._build)
+    # 675M weights here (agents/ppo/network.py, TaflBoardPolicy._build)
     assert sum(p.numel() for p in model.policy.parameters()) < 1_000_000
     was = Distribution._validate_args
     Distribution.set_default_validate_args(True)
@@ -241,7 +245,7 @@ def test_smoke_train_save_reload_resume_evaluate(tmp_path):
     res = play_games("legacy_ard_ri", agent, agent, 3, seed=0, max_turns=30)
     assert len(res) == 3
     # the project's policy agent loads it too, and picks the same moves as NetAgent
-    pytest.importorskip("agents.policy")
+    pytest.importorskip("agents.ppo.policy")
     from agents import make_agent
 
     pol = make_agent(f"policy:{out / 'final.zip'}", seed=0)
@@ -293,7 +297,7 @@ def test_cli_train_reports_config_errors(tmp_path, capsys):
 
 @pytest.mark.slow   # a training run
 def test_imitation_warm_start_learns_the_greedy_moves():
-    from agents.training import imitate, imitation_data
+    from agents.ppo.imitation import imitate, imitation_data
     from sb3_contrib import MaskablePPO
 
     cfg = validate_train_config({**SMOKE, "imitation_games": 6, "imitation_epochs": 6, "batch_size": 64,
@@ -330,7 +334,7 @@ def test_imitation_best_move_sets():
     """``imitation_target: best``: each position carries the greedy agent's whole set of best moves
     (its played move among them, all legal), and fitting the sets raises best-move accuracy."""
     from agents.greedy import GreedyAgent
-    from agents.training import greedy_best, imitate, imitation_data
+    from agents.ppo.imitation import greedy_best, imitate, imitation_data
     from sb3_contrib import MaskablePPO
     from tafl_env import Game
 
@@ -370,7 +374,7 @@ def test_greedy_attacker_group():
 def test_evaluations_start_from_paired_openings_of_the_shipped_suite():
     from agents import make_agent
     from agents.evaluation.openings import load_openings
-    from agents.training.evaluation import evaluate_agent, paired_openings
+    from agents.evaluation.learning_curve import evaluate_agent, paired_openings
 
     suite = load_openings("legacy_ard_ri")
     cfg = validate_train_config(dict(BASE))

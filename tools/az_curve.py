@@ -18,7 +18,7 @@ from az_eval import Opening
 from agents import make_agent
 from agents.evaluation.play import play_games
 from agents.evaluation.stats import wilson_interval
-from agents.training.evaluation import EVAL_CSV_FIELDS, plot_learning_curve
+from agents.evaluation.learning_curve import EVAL_CSV_FIELDS, plot_learning_curve
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,7 @@
   ``policy:<variant>`` finds it (the model records its rules; a model of other rules is refused);
 - re-checks the final model through the ``policy:PATH`` agent, as ``tafl eval`` and ``tafl play``
   load it, against random and greedy with a seed other than the run's, through the run's own
-  evaluation (``agents.training.evaluation.evaluate_agent``; ``check_policy_agent.json``);
+  evaluation (``agents.evaluation.learning_curve.evaluate_agent``; ``check_policy_agent.json``);
 - writes ``README.md``: the command, the run's figures, the final evaluation per side with Wilson
   intervals, the re-check, the evaluation against MCTS when
   ``tafl eval --config configs/tournaments/cards/<variant>.yaml`` has written
@@ -50,7 +50,7 @@ def recheck(model: Path, cfg: dict, games: int) -> dict:
     """The final model through the policy:PATH agent against random and greedy, both sides, with a
     seed other than the run's: the training run's own evaluation (``evaluate_agent``) again."""
     from agents import make_agent
-    from agents.training.evaluation import evaluate_agent
+    from agents.evaluation.learning_curve import evaluate_agent
 
     return evaluate_agent(make_agent(f"policy:{model}", seed=RECHECK_SEED), cfg, games, RECHECK_SEED,
                           opponents=("random", "greedy"))
@@ -151,7 +151,7 @@ def write_readme(variant: str, card: Path, shipped: bool = True) -> None:
     config_path = command.split("--config", 1)[1].split()[0] if "--config" in command else f"configs/train/{variant}.yaml"
     card_flag = f" --card {card.name}" if card.name != variant else ""
     lines = [f"# Training run: {variant}", "",
-             f"MaskablePPO league (agents/training/) on a 2-core CPU, seed {summary['seed']}, the config "
+             f"MaskablePPO league (agents/ppo/) on a 2-core CPU, seed {summary['seed']}, the config "
              f"`{config_path}`." + (f" The model is shipped as `agents/pretrained/{variant}.zip` "
                                      f"(`policy:{variant}`; `tafl play {variant} --vs policy:{variant}`)."
                                      if shipped else " The model is not shipped (a comparison run)."), "",
@@ -174,7 +174,7 @@ def write_readme(variant: str, card: Path, shipped: bool = True) -> None:
     if (card / "check_policy_agent.json").is_file():
         check = json.loads((card / "check_policy_agent.json").read_text())
         n = check["random"]["attacker"]["games"]
-        lines += ["Re-check through the `policy:PATH` agent (agents/policy.py, as `tafl eval` / `tafl play` load it), "
+        lines += ["Re-check through the `policy:PATH` agent (agents/ppo/policy.py, as `tafl eval` / `tafl play` load it), "
                   f"evaluated like the run's own evaluations with seed {RECHECK_SEED} instead of the run's, "
                   f"{n} games per side (`check_policy_agent.json`):", "", *recheck_table(check), ""]
     if (card / "vs_mcts" / "results.json").is_file():

@@ -110,7 +110,7 @@ class _Model:
         self.th = th
 
     def check_rules(self, rules, name: str) -> None:
-        from ..policy import rules_mismatch
+        from ..model_rules import rules_mismatch
 
         if rules in self._checked:
             return

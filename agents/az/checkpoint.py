@@ -5,7 +5,7 @@ state as tensors, JSON and plain arrays. Nothing is unpickled.
 :class:`~agents.az.network.AZNet` (``torch.save`` of a dict of tensors), read back with
 ``torch.load(..., weights_only=True)`` — torch's restricted unpickler, which refuses any object
 but tensors and plain containers, so a crafted file cannot run code — and ``NAME.json``, the
-record: the format, the variant and its rule fields (:func:`agents.policy.model_info`, so the
+record: the format, the variant and its rule fields (:func:`agents.model_rules.model_info`, so the
 agent refuses any other game), the network's shape (to rebuild it) and free notes (positions
 trained on, the run). Every tensor name and shape is checked against the rebuilt network.
 
@@ -22,6 +22,8 @@ nothing, before the real one is built); a tensor holding nan or inf (a diverged 
 otherwise load and play, or train on, silently); optimiser state that does not fit the network;
 replay arrays of the wrong names, types or shapes (read from their headers before the data), or
 holding non-finite targets. Nothing non-finite is ever written (:func:`save_model` refuses it).
+The tensor checks and :class:`CheckpointError` are those of every model loader
+(:mod:`agents.weights`).
 """
 
 from __future__ import annotations
@@ -39,20 +41,16 @@ import torch as th
 from tafl_env.rules import RuleSet
 
 from ..schema import MAX_WEIGHTS_BYTES, NETWORK_BOUNDS
+from ..weights import CheckpointError, check_tensors, refusal_reason
 from .config import HEADS
 from .network import AZNet, shape_problem
 
 __all__ = ["FORMAT", "CheckpointError", "save_model", "load_model", "read_record", "model_paths",
-           "load_tensors", "check_tensors", "refusal_reason", "load_optimizer_state", "read_replay",
-           "read_compact_replay", "read_json"]
+           "load_tensors", "load_optimizer_state", "read_replay", "read_compact_replay", "read_json"]
 
 FORMAT = "tafl-az-1"
 MAX_JSON_BYTES = 64 << 20
 """The largest JSON file (a model record, ``trainer.json``) read: real ones take a few kB."""
-
-
-class CheckpointError(ValueError):
-    """A model or checkpoint that cannot be read, or is not what its record says."""
 
 
 def model_paths(path: str | os.PathLike) -> tuple[Path, Path]:
@@ -70,7 +68,7 @@ def save_model(path: str | os.PathLike, net: AZNet, rules: RuleSet, **notes: Any
     """Write ``path`` (.pt, the weights) and its .json record; returns the .pt path. Weights
     holding nan or inf are refused (:class:`CheckpointError`) and nothing is written: a diverged
     network must never replace a good model."""
-    from ..policy import model_info
+    from ..model_rules import model_info
 
     pt, js = model_paths(path)
     state = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
@@ -126,25 +124,6 @@ def _first_line(exc: BaseException) -> str:
     return text[:300] if text else type(exc).__name__
 
 
-def refusal_reason(exc: BaseException) -> str:
-    """The line of torch's refusal of a file (``weights_only`` loading, a damaged archive) that
-    says what was wrong, without torch's paragraphs of advice: the advice is to load the file
-    with ``weights_only=False``, which runs any code a crafted file holds."""
-    boiler = ("weights only load failed", "please file an issue", "check the documentation",
-              "in pytorch 2.6", "re-running", "you can use", "to do so you", "(1)", "(2)")
-    for line in str(exc).splitlines():
-        line = line.strip()
-        low = line.lower()
-        if not line or any(low.startswith(b) for b in boiler):
-            continue
-        line = line.removeprefix("WeightsUnpickler error:").strip()
-        if not line:
-            continue
-        line = line.split(". ")[0].rstrip(".")   # the first sentence: what, not what to do
-        return line[:200]
-    return type(exc).__name__
-
-
 def load_tensors(path: str | os.PathLike, device: str = "cpu") -> Any:
     """``torch.load(path, weights_only=True)``: tensors in plain containers, or
     :class:`CheckpointError` in one line (a pickled object other than tensors and plain containers
@@ -167,31 +146,6 @@ def load_tensors(path: str | os.PathLike, device: str = "cpu") -> Any:
         raise CheckpointError(f"{path} is not a plain tensor file (refused by weights_only "
                               f"loading: {refusal_reason(exc)})") from None
     return data
-
-
-def check_tensors(state: Any, where, want: dict | None = None) -> None:
-    """Refuse (:class:`CheckpointError`, naming ``where`` and the tensor) anything but a dict of
-    dense floating-point tensors holding finite numbers; with ``want`` (a state dict, e.g. of a
-    network on the ``meta`` device), the names and shapes must be its own."""
-    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
-        raise CheckpointError(f"{where} does not hold a dict of named tensors")
-    for k, v in state.items():
-        if not isinstance(v, th.Tensor) or v.layout != th.strided or not v.is_floating_point():
-            what = type(v).__name__ if not isinstance(v, th.Tensor) else f"a {v.dtype} {v.layout} tensor"
-            raise CheckpointError(f"{where}: {k} is {what}, not a dense floating-point tensor")
-    if want is not None:
-        if set(state) != set(want):
-            missing = sorted(set(want) - set(state))[:3]
-            extra = sorted(set(state) - set(want))[:3]
-            raise CheckpointError(f"{where} does not match its recorded network (missing {missing}, "
-                                  f"unexpected {extra})")
-        for k, v in state.items():
-            if tuple(v.shape) != tuple(want[k].shape):
-                raise CheckpointError(f"{where}: tensor {k} has shape {tuple(v.shape)}, the recorded "
-                                      f"network needs {tuple(want[k].shape)}")
-    for k, v in state.items():
-        if not bool(th.isfinite(v).all()):
-            raise CheckpointError(f"{where}: tensor {k} holds nan or inf (a diverged network); refusing it")
 
 
 def load_model(path: str | os.PathLike, device: str = "cpu") -> tuple[AZNet, dict]:

@@ -1,5 +1,6 @@
 """The config of an AlphaZero training run (``backend: az``, ``configs/az/*.yaml``):
-:data:`AZ_SCHEMA` and its checks.
+:data:`AZ_SCHEMA` and its checks, and what the trainer and its Ray workers build from a config
+(:func:`search_settings`, :func:`selfplay_settings`, :func:`config_agent`).
 
 Every field has a type, a default, a meaning and a range check (:class:`agents.schema.FieldSpec`);
 :func:`validate_az_config` also checks what spans fields (the rule options exist, a fast search
@@ -23,18 +24,19 @@ from typing import Any
 
 from tafl_env.errors import InvalidOptionError
 from tafl_env.observation import NUM_PLANES
-from tafl_env.rules import VARIANTS, make_rules
+from tafl_env.rules import VARIANTS
 
 from ..base import check_data_spec
 from ..mcts.agent import MAX_SIMULATIONS, tree_bytes
 from ..schema import (MAX_WEIGHTS_BYTES, NETWORK_BOUNDS, ConfigError, FieldSpec, check_between,
                       check_non_negative, check_positive, check_schema, check_seed, check_unit)
-from ..training.config import TRAIN_SCHEMA
-from .search import INTERIOR_RULES, ROOT_RULES
+from ..train_fields import TRAINING_FIELDS, rules_of
+from .search import INTERIOR_RULES, ROOT_RULES, SearchSettings
+from .selfplay import SelfPlaySettings
 from .symmetry import SYMMETRY_SETS
 
 __all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of", "window_bytes", "network_bytes", "MAX_GAMES",
-           "MAX_REPLAY_WINDOW", "MAX_MEMORY_BYTES"]
+           "MAX_REPLAY_WINDOW", "MAX_MEMORY_BYTES", "search_settings", "selfplay_settings", "config_agent"]
 
 MAX_GAMES = 65_536
 """The most games played at once (self-play's batch, an evaluation's games per side)."""
@@ -102,8 +104,8 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "description": FieldSpec((str,), False, "", "free text", None),
     "seed": FieldSpec((int,), False, 0, "seed of the network, the games' noise and the evaluations", check_seed),
     "iterations": FieldSpec((int,), True, None, "self-play + learning iterations to run (in all, resumes included)", check_positive),
-    # the same fields, meanings and checks as the SB3 training configs
-    **{key: TRAIN_SCHEMA[key] for key in ("max_minutes", "max_turns", "options")},
+    # the same fields, meanings and checks as the PPO and RLlib training configs
+    **{key: TRAINING_FIELDS[key] for key in ("max_minutes", "max_turns", "options")},
     # the network
     "channels": FieldSpec((int,), False, 32, "conv channels of the trunk", _size("channels")),
     "blocks": FieldSpec((int,), False, 2, "residual blocks of the trunk", _size("blocks")),
@@ -247,9 +249,40 @@ def validate_az_config(raw: Any, source: str = "az config") -> dict[str, Any]:
     return cfg
 
 
-def rules_of(cfg) -> Any:
-    """The :class:`~tafl_env.rules.RuleSet` of a config: its variant, options and move cap."""
-    opts = dict(cfg["options"])
-    if cfg["max_turns"] is not None:
-        opts["max_turns"] = cfg["max_turns"]
-    return make_rules(cfg["variant"], **opts)
+def search_settings(cfg: dict) -> SearchSettings:
+    return SearchSettings(root=cfg["root"], interior=cfg["interior"], considered=cfg["considered_actions"],
+                          gumbel_scale=float(cfg["gumbel_scale"]), c_visit=float(cfg["c_visit"]),
+                          c_scale=float(cfg["c_scale"]), rescale_q=cfg["rescale_q"], c_puct=float(cfg["c_puct"]),
+                          dirichlet_alpha=float(cfg["dirichlet_alpha"]),
+                          dirichlet_fraction=float(cfg["dirichlet_fraction"]),
+                          leaves_per_tree=cfg["leaves_per_tree"], root_check=cfg["root_check"])
+
+
+def selfplay_settings(cfg: dict) -> SelfPlaySettings:
+    return SelfPlaySettings(games=cfg["games"], simulations=cfg["simulations"],
+                            fast_simulations=cfg["fast_simulations"],
+                            full_search_fraction=float(cfg["full_search_fraction"]),
+                            opening_moves=cfg["opening_moves"], past_share=float(cfg["past_share"]),
+                            sparring_share=float(cfg["sparring_share"]),
+                            draw_value=float(cfg["draw_value"]), capped_value=float(cfg["capped_value"]),
+                            value_mix=float(cfg["value_mix"]))
+
+
+def config_agent(cfg: dict, field: str, seed: int):
+    """The agent that the config's ``field`` names (``warm_start_agent``, ``sparring``), built
+    now so that a bad spec is an error before anything is written; None where the field is
+    null."""
+    from ..base import make_agent
+    from ..schema import ConfigError
+
+    spec = cfg[field]
+    if spec is None:
+        return None
+    try:
+        agent = make_agent(spec, seed=seed)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(field, str(exc), "az config") from None
+    problem = agent.check_rules(rules_of(cfg))
+    if problem:
+        raise ConfigError(field, f"agent {spec!r} cannot play this variant: {problem}", "az config")
+    return agent

@@ -9,7 +9,7 @@ last, row 0 = rank 1), seen by the side to move. Output: ``(logits (B, A), value
   size, so self-play's forward passes of a few leaves and the learner's minibatches agree);
 - the **policy head**: a 1×1 conv, then a 1×1 conv to ``4 * (N - 1)`` channels per square, read
   square-major, which is exactly the action id ``(sq * 4 + d) * (N - 1) + (k - 1)`` of DESIGN.md
-  (as in :mod:`agents.networks`: a move's logit is computed at its origin square by weights
+  (as in :mod:`agents.nn`: a move's logit is computed at its origin square by weights
   shared across the board); one more logit from the pooled features is **pass**;
 - the **value head**: a 1×1 conv to 2 channels, a hidden layer of ``value_hidden`` units and
   ``tanh``: the expected result for the side to move (+1 win, -1 loss).
@@ -40,7 +40,7 @@ from __future__ import annotations
 import torch as th
 from torch import nn
 
-from ..networks import ResidualBlock
+from ..nn import ResidualBlock
 from .config import HEADS
 
 __all__ = ["AZNet", "Evaluator", "shape_problem", "HEADS", "MAX_DISTANCE"]

@@ -48,33 +48,12 @@ from typing import Any
 
 import numpy as np
 
-from .config import rules_of
-from .search import SearchSettings
-from .selfplay import SelfPlaySettings
+from .config import config_agent, rules_of, search_settings, selfplay_settings
 
-__all__ = ["train_az", "search_settings", "selfplay_settings", "resolve_device", "format_summary"]
+__all__ = ["train_az", "resolve_device", "format_summary"]
 
 COUNTERS = ("iteration", "positions", "moves", "games", "learner_steps", "leaf_evaluations",
             "selfplay_seconds", "learner_seconds", "minutes")
-
-
-def search_settings(cfg: dict) -> SearchSettings:
-    return SearchSettings(root=cfg["root"], interior=cfg["interior"], considered=cfg["considered_actions"],
-                          gumbel_scale=float(cfg["gumbel_scale"]), c_visit=float(cfg["c_visit"]),
-                          c_scale=float(cfg["c_scale"]), rescale_q=cfg["rescale_q"], c_puct=float(cfg["c_puct"]),
-                          dirichlet_alpha=float(cfg["dirichlet_alpha"]),
-                          dirichlet_fraction=float(cfg["dirichlet_fraction"]),
-                          leaves_per_tree=cfg["leaves_per_tree"], root_check=cfg["root_check"])
-
-
-def selfplay_settings(cfg: dict) -> SelfPlaySettings:
-    return SelfPlaySettings(games=cfg["games"], simulations=cfg["simulations"],
-                            fast_simulations=cfg["fast_simulations"],
-                            full_search_fraction=float(cfg["full_search_fraction"]),
-                            opening_moves=cfg["opening_moves"], past_share=float(cfg["past_share"]),
-                            sparring_share=float(cfg["sparring_share"]),
-                            draw_value=float(cfg["draw_value"]), capped_value=float(cfg["capped_value"]),
-                            value_mix=float(cfg["value_mix"]))
 
 
 def check_config_agents(cfg: dict) -> None:
@@ -125,26 +104,6 @@ def init_weights(cfg: dict, net) -> dict:
                                         f"trains {net.shape()} (a network of another board size must be sizeless, "
                                         "and so must this one)", "az config")
     return have
-
-
-def config_agent(cfg: dict, field: str, seed: int):
-    """The agent that the config's ``field`` names (``warm_start_agent``, ``sparring``), built
-    now so that a bad spec is an error before anything is written; None where the field is
-    null."""
-    from ..base import make_agent
-    from ..schema import ConfigError
-
-    spec = cfg[field]
-    if spec is None:
-        return None
-    try:
-        agent = make_agent(spec, seed=seed)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(field, str(exc), "az config") from None
-    problem = agent.check_rules(rules_of(cfg))
-    if problem:
-        raise ConfigError(field, f"agent {spec!r} cannot play this variant: {problem}", "az config")
-    return agent
 
 
 def resolve_device(device: str) -> str:
@@ -373,7 +332,7 @@ class _Run:
 
     # --- evaluation -------------------------------------------------------------------------
     def evaluate(self, games: int, seed: int, progress: bool, desc: str) -> dict:
-        from ..training.evaluation import evaluate_agent
+        from ..evaluation.learning_curve import evaluate_agent
         from .agent import AZAgent, AZPolicyAgent
 
         record = {"variant": self.rules.name, **_rules_record(self.rules), "network": self.net.shape()}
@@ -388,7 +347,7 @@ class _Run:
 
 
 def _rules_record(rules) -> dict:
-    from ..policy import model_info
+    from ..model_rules import model_info
 
     return {"rules": model_info(rules)["rules"]}
 
@@ -438,7 +397,7 @@ def _warm_start(run: "_Run", cfg: dict, teacher, show: bool, writer, deadline: f
     """The teacher's games into the window (read from the cache when a run with the same inputs
     played them: :mod:`.warmstart`), then ``sample_reuse`` passes of learning over them; both stop
     at ``deadline``."""
-    from ..training.progress import progress_bar
+    from ..progress import progress_bar
     from .warmstart import CACHE_DIR, cache_key, load_cached, save_cached, teacher_games
 
     args = (run.rules, cfg["warm_start_agent"], cfg["warm_start_games"], float(cfg["warm_start_epsilon"]),
@@ -481,8 +440,8 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     import torch as th
 
     from ..schema import ConfigError
-    from ..training.evaluation import plot_learning_curve, write_evals
-    from ..training.progress import progress_bar
+    from ..evaluation.learning_curve import plot_learning_curve, write_evals
+    from ..progress import progress_bar
     from .checkpoint import CheckpointError, save_model
     from .learner import DivergedError
 
@@ -539,7 +498,7 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     workers = None
     session = None
     if cfg["workers"] > 0 or address is not None:
-        from ..rllib.cluster import check_address, ray_session
+        from ..ray_session import check_address, ray_session
 
         if address is not None:
             check_address(address)

@@ -119,7 +119,7 @@ CACHE_ARRAYS = {"planes": np.uint8, "actions": np.int32, "targets": np.float32, 
 def cache_key(rules, spec: str, games: int, epsilon: float, seed: int, draw_value: float, capped_value: float,
               opening_moves: int) -> str:
     """The warm start's inputs as a file name: every one changes its games."""
-    from ..policy import model_info
+    from ..model_rules import model_info
 
     inputs = {"rules": model_info(rules), "teacher": spec, "games": games, "epsilon": epsilon, "seed": seed,
               "draw_value": draw_value, "capped_value": capped_value, "opening_moves": opening_moves,

@@ -33,10 +33,9 @@ def _worker_class():
 
             from tafl_env.game import engine_for
 
-            from .config import rules_of
+            from .config import config_agent, rules_of, search_settings, selfplay_settings
             from .network import AZNet, Evaluator
             from .selfplay import SelfPlay
-            from .train import config_agent, search_settings, selfplay_settings
 
             th.set_num_threads(1)
             self.th, self.AZNet, self.Evaluator = th, AZNet, Evaluator

@@ -10,5 +10,6 @@
   ``records/``), replayable game records, text reports.
 - :mod:`.gif` — :func:`~.gif.export_gif`, an animated game.
 
-The config machinery that tournaments share with training is :mod:`agents.schema`.
+The config machinery that tournaments share with training is :mod:`agents.schema`; the evaluations
+of a training run and its learning curve are :mod:`.learning_curve`.
 """

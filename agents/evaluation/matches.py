@@ -24,10 +24,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..base import Agent
-from ..spec import AgentSpec
+from tafl_env.errors import preview
 
-__all__ = ["Chunk", "ChunkResult", "ChunkRunner", "chunk_seed", "play_chunk", "run_chunks"]
+from ..base import Agent, make_agent
+from ..spec import AgentSpec, AgentSpecError
+
+__all__ = ["Chunk", "ChunkResult", "ChunkRunner", "build_agent", "chunk_seed", "play_chunk", "run_chunks"]
 
 
 def chunk_seed(seed: int, attacker: str, defender: str, block: int) -> int:
@@ -78,9 +80,17 @@ _CACHE: dict[tuple[str | AgentSpec, str], Agent] = {}
 """Agents built from specs in this process, by (spec, role): built once, reset per chunk."""
 
 
-def _agent(source: Any, role: str, rules=None) -> Agent:
-    from .tournament import build_agent
+def build_agent(spec: str | AgentSpec, seed: int | None) -> Agent:
+    """``make_agent(spec, seed=seed)``; any failure is an :class:`AgentSpecError` naming the spec."""
+    try:
+        return make_agent(spec, seed=seed)
+    except AgentSpecError:
+        raise
+    except (ValueError, OSError) as exc:
+        raise AgentSpecError(f"cannot build agent {preview(str(spec))}: {exc}") from exc
 
+
+def _agent(source: Any, role: str, rules=None) -> Agent:
     if isinstance(source, (str, AgentSpec)):
         key = (source, role)
         if key not in _CACHE:
@@ -142,7 +152,7 @@ def check_picklable(agent: Any, label: str) -> None:
 class ChunkRunner:
     """Plays chunks here (``jobs == 1``), in ``jobs`` worker processes kept for the runner's life (so
     their built agents and compiled kernels serve every round), or as Ray tasks (``ray=True``; Ray
-    initialised by the caller: :func:`agents.rllib.cluster.ray_session`). A context manager.
+    initialised by the caller: :func:`agents.ray_session.ray_session`). A context manager.
     """
 
     def __init__(self, rules, jobs: int = 1, ray: bool = False):

@@ -325,7 +325,7 @@ def rate(agent: Any, variant: str, *, games: int | None = None, target_ci: float
     try:
         with ExitStack() as stack:
             if ray:
-                from ..rllib.cluster import check_address, ray_session, resolve_address
+                from ..ray_session import check_address, ray_session, resolve_address
 
                 address = resolve_address(ray if isinstance(ray, str) and ray else None)
                 if address is not None:

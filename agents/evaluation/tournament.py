@@ -35,16 +35,14 @@ from pathlib import Path
 from itertools import combinations
 from typing import Any, Callable, Mapping, Sequence
 
-from tafl_env.errors import preview
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..base import Agent, AgentSpecError, check_data_spec, make_agent
-from ..spec import AgentSpec
+from ..base import Agent, AgentSpecError, check_data_spec
 from ..schema import (ConfigError, FieldSpec, apply_overrides, check_rule_options, check_schema, check_seed,
                       read_yaml_config)
 from ..checks import check_int
 from .anchors import BLOCK
-from .matches import Chunk, ChunkResult, ChunkRunner, check_picklable, chunk_seed
+from .matches import Chunk, ChunkResult, ChunkRunner, build_agent, check_picklable, chunk_seed
 from .openings import check_openings, load_openings
 from .ratings import DEFAULT_BOOTSTRAP, DEFAULT_PRIOR_SD, elo_ratings
 from .stats import attacker_score, pairing_table, side_table, wdl
@@ -56,16 +54,6 @@ CHUNK = BLOCK
 """Games per chunk when ``batch_size`` is null: as many as a rating's block of openings
 (:data:`agents.evaluation.anchors.BLOCK`), small enough that worker processes or Ray share a leg's
 games out, large enough that a batched agent plays several games a call."""
-
-
-def build_agent(spec: str | AgentSpec, seed: int | None) -> Agent:
-    """``make_agent(spec, seed=seed)``; any failure is an :class:`AgentSpecError` naming the spec."""
-    try:
-        return make_agent(spec, seed=seed)
-    except AgentSpecError:
-        raise
-    except (ValueError, OSError) as exc:
-        raise AgentSpecError(f"cannot build agent {preview(str(spec))}: {exc}") from exc
 
 
 # --- configs ----------------------------------------------------------------------------------------
@@ -319,7 +307,7 @@ def round_robin(variant: str, agents: Mapping[str, str], games_per_pair: int, se
     try:
         with ExitStack() as stack:
             if ray:
-                from ..rllib.cluster import check_address, ray_session, resolve_address
+                from ..ray_session import check_address, ray_session, resolve_address
 
                 address = resolve_address(ray if isinstance(ray, str) and ray else None)
                 if address is not None:

@@ -466,7 +466,7 @@ def parse_spec(arg: str | None) -> tuple[int, float | None, str, str]:
 def _network_evaluator(model: AgentSpec) -> NetworkEvaluator:
     """The evaluator of ``mcts:N:policy:PATH`` (``unpickle-policy:PATH``: the user's opt-in)."""
     if model.kind == "unpickle-policy":
-        from ..policy import PolicyAgent
+        from ..ppo.policy import PolicyAgent
 
         return NetworkEvaluator(PolicyAgent(model.path, unpickle=True))
     return NetworkEvaluator(model.path)

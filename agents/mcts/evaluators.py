@@ -102,7 +102,7 @@ class NetworkEvaluator(Evaluator):
     """A trained MaskablePPO model as prior and value (AlphaZero-style leaf evaluation).
 
     ``policy`` is a model path (as in the ``policy:PATH`` agent: checked and loaded by
-    :class:`agents.policy.PolicyAgent`, which also refuses a model of another game) or a
+    :class:`agents.ppo.policy.PolicyAgent`, which also refuses a model of another game) or a
     ``PolicyAgent``. :meth:`evaluate` runs the policy network once on a batch of positions:
     the observations are :func:`tafl_env.observation.observe` from the side to move, as in
     training, so the value head predicts the side to move's return (+1 win, -1 loss, 0 draw; it
@@ -113,7 +113,7 @@ class NetworkEvaluator(Evaluator):
     compiled = False
 
     def __init__(self, policy, device: str = "cpu", threads: int | None = None):
-        from ..policy import PolicyAgent
+        from ..ppo.policy import PolicyAgent
 
         if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
             raise ValueError(f"threads must be an integer >= 1 or None, got {threads!r}")

@@ -1,7 +1,8 @@
 """Trained policies shipped with the package: ``policy:<variant>`` plays the one of that variant.
 
-Each ``<variant>.zip`` here is an ordinary ``MaskablePPO`` zip (``agents.networks.TaflBoardPolicy``)
-that records its variant and rules (``tafl_rules``, :mod:`agents.policy`), so it is refused in
+Each ``<variant>.zip`` here is an ordinary ``MaskablePPO`` zip (``agents.ppo.network.TaflBoardPolicy``,
+named by its old module ``agents.networks``) that records its variant and rules (``tafl_rules``,
+:mod:`agents.model_rules`; loaded by :mod:`agents.ppo.policy`), so it is refused in
 any other game. Its card — config, exact command, seed, training time and steps, evaluation
 against random, greedy and MCTS per side with Wilson intervals, learning curve — is in the
 repository's ``results/training/<variant>/`` (made by ``tools/card.py``); the same

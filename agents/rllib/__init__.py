@@ -12,8 +12,11 @@ One job per module:
   rates per episode kind and side;
 - :mod:`agents.rllib.config`: the ``backend: rllib`` config schema (``configs/rllib/*.yaml``);
 - :mod:`agents.rllib.trainer`: ``tafl train`` with such a config;
-- :mod:`agents.rllib.agent`: the agents ``rllib:DIR`` / ``policy:DIR`` of a checkpoint;
-- :mod:`agents.rllib.cluster`: joining a cluster or starting a local Ray (the commands' Ray session).
+- :mod:`agents.rllib.agent`: the agent ``rllib:DIR`` of a checkpoint.
+
+The Ray session the commands share (joining a cluster or starting a local Ray) is
+:mod:`agents.ray_session`; the network and the warm start are the PPO stack's
+(:mod:`agents.ppo.network`, :mod:`agents.ppo.imitation`).
 
 Importing this package imports nothing of Ray; the modules that need it import it.
 """

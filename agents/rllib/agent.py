@@ -3,13 +3,13 @@
 ``DIR`` is what an RLlib run of ``tafl train`` writes (:mod:`agents.rllib.trainer`): its
 ``final/`` module checkpoint, one of its ``checkpoints/step_T/`` algorithm checkpoints, or the
 run's output directory itself (its ``final/`` is used). The module is loaded with RLlib's
-``RLModule.from_checkpoint`` (no Ray cluster needed) and acts like :class:`agents.policy.PolicyAgent`:
+``RLModule.from_checkpoint`` (no Ray cluster needed) and acts like :class:`agents.ppo.policy.PolicyAgent`:
 observations from :func:`tafl_env.observation.observe` for the side to move, the engine's legal
 action mask, the most probable legal move (or a sample of the masked policy with
 ``deterministic=False``).
 
 Each checkpoint written by a run holds ``tafl_checkpoint.json`` (plain JSON: the rules it was
-trained on, :func:`agents.policy.model_info`, and the network's options), read before anything is
+trained on, :func:`agents.model_rules.model_info`, and the network's options), read before anything is
 loaded: a module trained on another variant or other rule options is refused with one line, as a
 model zip is. **Loading is code execution**: RLlib checkpoints, like SB3 zips, unpickle parts of
 their files; load only checkpoints from your own runs or a source you trust.
@@ -31,19 +31,11 @@ from tafl_env.observation import observe
 from tafl_env.rules import RuleSet
 
 from ..base import Agent, AgentSpecError, register_agent
+from ..model_rules import TAFL_CHECKPOINT, rules_mismatch
 
-__all__ = ["ModuleAgent", "RLlibAgent", "TAFL_CHECKPOINT", "find_module_dir", "looks_like_rllib_checkpoint"]
+__all__ = ["ModuleAgent", "RLlibAgent", "find_module_dir"]
 
-TAFL_CHECKPOINT = "tafl_checkpoint.json"
-"""The plain-JSON record beside every checkpoint of an RLlib run (rules, network options, step)."""
 _MODULE_IN_ALGO = Path("learner_group") / "learner" / "rl_module" / "main"
-
-
-def looks_like_rllib_checkpoint(path: str | Path) -> bool:
-    """Whether ``path`` is a directory holding an RLlib checkpoint of a run (without loading it)."""
-    p = Path(path).expanduser()
-    return p.is_dir() and ((p / TAFL_CHECKPOINT).is_file() or (p / "rllib_checkpoint.json").is_file()
-                           or (p / "final" / TAFL_CHECKPOINT).is_file())
 
 
 def find_module_dir(path: str | Path) -> tuple[Path, dict[str, Any]]:
@@ -99,7 +91,7 @@ class ModuleAgent(Agent):
         self.deterministic = bool(deterministic)
 
     def choose(self, engine, state) -> np.ndarray:
-        from ..networks import masked_sample
+        from ..nn import masked_sample
 
         obs = observe(engine, state, state.to_move.astype(np.intp))
         mask = engine.legal_action_mask(state)
@@ -135,8 +127,6 @@ class RLlibAgent(ModuleAgent):
 
     def check_rules(self, rules: RuleSet) -> str | None:
         """Refuse a game other than the module's (one line); a note when no rules are recorded."""
-        from ..policy import rules_mismatch
-
         n = rules.board_size
         shape = tuple(self.module.observation_space["observation"].shape)
         if shape != (n, n, 14):

@@ -2,7 +2,7 @@
 
 The fields that mean the same as in a Stable-Baselines3 config (variant, seed, budget, rules, the
 snapshot pool, the warm start, the network, PPO's coefficients, evaluations, output) are taken
-from :data:`agents.training.config.TRAIN_SCHEMA` as they are; the rest are RLlib's own: the league
+from :data:`agents.train_fields.TRAINING_FIELDS` as they are; the rest are RLlib's own: the league
 as episode weights (:mod:`agents.rllib.env`), the batch sizes of RLlib's PPO, and the resources
 (env runners, envs per runner, CPUs of a local Ray). The shipped configs are
 ``configs/rllib/*.yaml``; ``tafl train`` reads either kind by its ``backend`` field.
@@ -23,24 +23,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..schema import ConfigError, FieldSpec, check_non_negative, check_positive, check_schema
-from ..training.config import TRAIN_SCHEMA, rules_of
+from ..train_fields import TRAINING_FIELDS, rules_of
 
 __all__ = ["RLLIB_SCHEMA", "validate_rllib_config"]
-
-_SHARED = ("variant", "description", "seed", "total_timesteps", "max_minutes", "max_turns", "options",
-           "pool_size", "snapshot_every",
-           "imitation_games", "imitation_epsilon", "imitation_epochs", "imitation_target", "imitation_lr",
-           "imitation_batch_size",
-           "channels", "blocks", "value_hidden", "torch_threads",
-           "learning_rate", "lr_final_fraction", "gamma", "gae_lambda", "clip_range", "ent_coef", "vf_coef",
-           "max_grad_norm",
-           "eval_every", "eval_games", "final_eval_games", "eval_opponents", "eval_deterministic",
-           "checkpoint_every", "output_dir", "progress_bar")
 
 RLLIB_SCHEMA: dict[str, FieldSpec] = {
     "backend": FieldSpec((str,), True, None, "the trainer: 'rllib' for this schema",
                          lambda v: None if v == "rllib" else f"must be 'rllib' in an RLlib config, got {v!r}"),
-    **{k: TRAIN_SCHEMA[k] for k in _SHARED},
+    **TRAINING_FIELDS,
     # the league: episode weights (agents.rllib.env)
     "selfplay_weight": FieldSpec((int, float), False, 1.0, "share of episodes the learner plays both sides", check_non_negative),
     "snapshot_weight": FieldSpec((int, float), False, 1.0, "share of episodes against a frozen snapshot", check_non_negative),
@@ -59,7 +49,7 @@ RLLIB_SCHEMA: dict[str, FieldSpec] = {
                           "CPUs of a local Ray started by the run (null: all); ignored on a cluster",
                           lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
 }
-"""The fields of an RLlib training config: the shared ones of TRAIN_SCHEMA and RLlib's own."""
+"""The fields of an RLlib training config: the shared ones (:data:`~agents.train_fields.TRAINING_FIELDS`) and RLlib's own."""
 
 
 def validate_rllib_config(raw: Any, source: str = "rllib train config") -> dict[str, Any]:

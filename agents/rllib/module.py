@@ -9,8 +9,8 @@
 | Action space      | `Discrete(A)`, `A = N*N*4*(N-1) + 1` (the engine's action layout, pass last) |
 
 **What it does.** The network is the one ``tafl train`` trains with Stable-Baselines3
-(:mod:`agents.networks`): :class:`~agents.networks.BoardTrunk`, a 3×3 conv stem and residual
-blocks over the ``(N, N, 14)`` planes, and :class:`~agents.networks.BoardHeads`, a convolutional
+(:mod:`agents.ppo.network`): :class:`~agents.ppo.network.BoardTrunk`, a 3×3 conv stem and residual
+blocks over the ``(N, N, 14)`` planes, and :class:`~agents.nn.BoardHeads`, a convolutional
 policy head whose channels at each square are that square's moves (so the logits come out in the
 action layout) and a small value head; a linear layer maps the value latent to one number. The
 module reads ``obs["action_mask"]`` and adds ``log(mask)`` (clamped to RLlib's ``FLOAT_MIN``) to
@@ -60,7 +60,8 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
-from ..networks import BoardHeads, BoardTrunk
+from ..nn import BoardHeads
+from ..ppo.network import BoardTrunk
 
 __all__ = ["TaflMaskedRLModule", "DEFAULT_MODEL_CONFIG"]
 

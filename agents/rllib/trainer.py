@@ -3,7 +3,7 @@
 :func:`train_rllib` checks every input first (:func:`preflight`: the config, the output directory,
 the checkpoint to resume from, the evaluation opponents, the Ray address), then joins the cluster
 at ``address`` (or ``RAY_ADDRESS``) or starts a local Ray (``num_cpus``) and shuts it down at the
-end (:mod:`agents.rllib.cluster`), and trains:
+end (:mod:`agents.ray_session`), and trains:
 
 - RLlib's PPO on its new API stack, one shared module ``main``
   (:class:`~agents.rllib.module.TaflMaskedRLModule`, the project's board network with action
@@ -12,10 +12,10 @@ end (:mod:`agents.rllib.cluster`), and trains:
   weights) on ``num_env_runners`` env runners × ``num_envs_per_env_runner`` games;
 - snapshots of ``main`` added from a callback (:mod:`agents.rllib.league`);
 - optionally a warm start first: behaviour cloning of the greedy agent
-  (:mod:`agents.training.imitation`, the same as the SB3 trainer's), copied into ``main`` and the
+  (:mod:`agents.ppo.imitation`, the same as the SB3 trainer's), copied into ``main`` and the
   first snapshot;
 - evaluations of ``main`` against the config's opponents with the project's harness
-  (:func:`agents.training.evaluation.evaluate_agent`), checkpoints and a time limit.
+  (:func:`agents.evaluation.learning_curve.evaluate_agent`), checkpoints and a time limit.
 
 Outputs, as the SB3 path writes them: ``config.yaml``, ``command.txt``, ``eval.csv``/``eval.json``,
 ``final_eval.json``, ``learning_curve.png``, ``summary.json``, TensorBoard events in ``tb/``
@@ -42,13 +42,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Mapping
 
-from ..policy import model_info, rules_mismatch
-from ..training.checkpoints import TrainSetupError
-from ..training.config import rules_of
-from ..training.evaluation import evaluate_agent, plot_learning_curve, write_evals
-from ..training.run import _check_opponents, _check_output_dir, _dump_config
-from .agent import TAFL_CHECKPOINT, ModuleAgent
-from .cluster import check_address, ray_session, resolve_address
+from ..evaluation.learning_curve import evaluate_agent, plot_learning_curve, write_evals
+from ..model_rules import TAFL_CHECKPOINT, model_info, rules_mismatch
+from ..ppo.checkpoints import TrainSetupError
+from ..ppo.run import _check_opponents, _check_output_dir, _dump_config
+from ..ray_session import check_address, ray_session, resolve_address
+from ..train_fields import rules_of
+from .agent import ModuleAgent
 from .config import validate_rllib_config
 
 __all__ = ["train_rllib", "preflight", "build_config", "format_summary"]
@@ -182,7 +182,7 @@ def _main_state(algo) -> dict:
 # --- the warm start -----------------------------------------------------------------------------------
 
 class _ImitationPolicy:
-    """The part of an SB3 policy that :func:`agents.training.imitation.imitate` uses, over the module."""
+    """The part of an SB3 policy that :func:`agents.ppo.imitation.imitate` uses, over the module."""
 
     pi_features_extractor = None
 
@@ -208,7 +208,7 @@ class _ImitationPolicy:
 
 def warm_start(cfg: Mapping[str, Any], module, progress: bool) -> dict[str, Any]:
     """Behaviour cloning of the greedy agent into ``module`` (the SB3 trainer's warm start)."""
-    from ..training.imitation import imitate, imitation_data
+    from ..ppo.imitation import imitate, imitation_data
 
     t0 = time.time()
     data = imitation_data(cfg, cfg["imitation_games"], seed=cfg["seed"] + 101, progress=progress)
@@ -274,8 +274,8 @@ def train_rllib(config: Mapping[str, Any], *, out_dir=None, total_timesteps: int
     ``out_dir``, ``total_timesteps``, ``seed``, ``max_minutes`` override the config; ``resume`` is
     a checkpoint directory ``OUT/checkpoints/step_T``; ``address`` a Ray cluster to join (else
     ``RAY_ADDRESS``, else a local Ray of ``num_cpus`` CPUs). Bad inputs raise a one-line
-    :class:`~agents.training.checkpoints.TrainSetupError` (or
-    :class:`~agents.rllib.cluster.RayAddressError`) before anything is written or started.
+    :class:`~agents.ppo.checkpoints.TrainSetupError` (or
+    :class:`~agents.ray_session.RayAddressError`) before anything is written or started.
     """
     cfg = dict(config)
     for key, value in (("total_timesteps", total_timesteps), ("seed", seed), ("output_dir", out_dir),
@@ -455,7 +455,7 @@ def train_rllib(config: Mapping[str, Any], *, out_dir=None, total_timesteps: int
 
 def format_summary(summary: Mapping[str, Any]) -> str:
     """The summary of :func:`train_rllib` in a few lines (the ``tafl train`` report)."""
-    from ..training import format_summary as sb3_summary
+    from ..ppo.run import format_summary as sb3_summary
 
     text = sb3_summary(summary)
     return text + (f"\n  sampling + learning: {summary['steps_per_second']} env steps/s on "

@@ -3,7 +3,7 @@
 Each rollout mixes groups of games (``GROUPS``, sizes from the config): self-play, games against a
 frozen past snapshot (:class:`FrozenOpponent`, reloaded from the pool at each rollout), against
 the greedy agent, against random play and, optionally, more greedy games in which the learner
-always attacks. The module docstring of :mod:`agents.training` explains why.
+always attacks. The module docstring of :mod:`agents.ppo` explains why.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .config import rules_of
+from ..train_fields import rules_of
 
 __all__ = ["GROUPS", "make_train_env", "FrozenOpponent", "state_dict_copy"]
 
@@ -34,7 +34,7 @@ class FrozenOpponent:
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         import torch as th
 
-        from ..networks import masked_sample
+        from ..nn import masked_sample
 
         with th.no_grad():
             logits = self.policy.action_logits(th.as_tensor(obs))

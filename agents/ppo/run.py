@@ -18,13 +18,15 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..evaluation.learning_curve import plot_learning_curve
+from ..model_rules import model_info
+from ..train_fields import rules_of
 from .callback import make_callback
-from ..policy import model_info, network_info
 from .checkpoints import TrainSetupError, check_resume
-from .config import rules_of, validate_train_config
-from .evaluation import plot_learning_curve
+from .config import validate_train_config
 from .imitation import imitate, imitation_data
 from .league import FrozenOpponent, make_train_env, state_dict_copy
+from .policy import network_info
 
 __all__ = ["train", "format_summary", "preflight", "TrainSetupError"]
 
@@ -67,7 +69,7 @@ def _check_opponents(cfg: Mapping[str, Any]) -> None:
     from tafl_env.game import engine_for
 
     from ..base import make_agent
-    from ..rllib.agent import looks_like_rllib_checkpoint
+    from ..model_rules import looks_like_rllib_checkpoint
     from ..spec import AgentSpec, AgentSpecError
     from .checkpoints import check_model_rules, model_data
 
@@ -182,7 +184,7 @@ def train(config: Mapping[str, Any], *, out_dir: str | os.PathLike | None = None
     import torch as th
     from sb3_contrib import MaskablePPO
 
-    from ..networks import TaflBoardPolicy, board_policy_kwargs, count_parameters
+    from .network import TaflBoardPolicy, board_policy_kwargs, count_parameters
 
     cfg = dict(config)
     if total_timesteps is not None:

@@ -7,7 +7,7 @@ tensors and plain values (dicts, lists, str, int, float, bool, None), so it is r
 code. The model zip itself, like every SB3 checkpoint, unpickles Python objects when it is loaded
 (``MaskablePPO.load``): load only zips from a trusted source.
 
-Every model saved by a run carries ``tafl_rules`` (:func:`agents.policy.model_info`): the variant and every rule
+Every model saved by a run carries ``tafl_rules`` (:func:`agents.model_rules.model_info`): the variant and every rule
 field it was trained under. SB3 saves it with the model's other attributes in the zip's ``data``
 entry (plain JSON) and restores it as ``model.tafl_rules`` on load. :func:`check_resume` reads that
 JSON without unpickling anything and refuses a checkpoint of another variant or other rules; for
@@ -27,8 +27,9 @@ import zipfile
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..model_rules import MODEL_INFO, rules_mismatch
 from ..schema import ConfigError
-from ..policy import MODEL_INFO, rules_mismatch
+from .policy import NETWORK_MODULES
 
 __all__ = ["TrainSetupError", "save_pool", "load_pool", "model_data", "check_model_rules",
            "check_resume", "POOL_SUFFIX"]
@@ -178,7 +179,7 @@ def check_resume(path: str | Path, rules) -> dict[str, Any]:
     file (tensors and plain values only, :func:`load_pool`).
 
     Refuses, with a one-line :class:`TrainSetupError`: a missing path, a directory, a file that is
-    not an SB3 zip, a model whose policy is not :class:`agents.networks.TaflBoardPolicy`, a
+    not an SB3 zip, a model whose policy is not :class:`agents.ppo.network.TaflBoardPolicy`, a
     checkpoint of another variant or other rule options (:func:`check_model_rules`), and a pool
     file that is not a genuine one. Returns ``{"path", "data", "pool", "trainer"}`` (``pool``
     empty and ``trainer`` ``{}`` when there is no pool file beside it).
@@ -187,10 +188,10 @@ def check_resume(path: str | Path, rules) -> dict[str, Any]:
     what = f"--resume {path}"
     data = model_data(path, what)
     pc = data.get("policy_class")
-    if not (isinstance(pc, dict) and pc.get("__module__") == "agents.networks" and "action_logits" in pc):
+    if not (isinstance(pc, dict) and pc.get("__module__") in NETWORK_MODULES and "action_logits" in pc):
         module = pc.get("__module__") if isinstance(pc, dict) else None
         raise TrainSetupError("resume", f"{what}: its policy (from {module or 'an unknown module'}) is not "
-                                        "agents.networks.TaflBoardPolicy, the network tafl train trains")
+                                        "agents.ppo.network.TaflBoardPolicy, the network tafl train trains")
     pool_path = path.with_suffix(POOL_SUFFIX)
     pool, trainer = load_pool(pool_path) if pool_path.is_file() else ([], {})
     check_model_rules(data, rules, what, saved=trainer.get("rules"))

@@ -1,4 +1,5 @@
-"""Evaluation during training: the policy against fixed opponents, the records, the learning curve.
+"""Evaluation during training: the policy against fixed opponents, the records, the learning curve
+(the same for every trainer: :mod:`agents.ppo`, :mod:`agents.rllib`, :mod:`agents.az`).
 
 :func:`evaluate_agent` plays an agent against each opponent spec on both sides (through
 :func:`agents.evaluation.play.play_games`) and reports win/draw/loss counts with Wilson 95% intervals;
@@ -17,10 +18,10 @@ from typing import Any, Mapping
 from tafl_env.rules import SIDES
 
 from ..base import Agent
-from ..evaluation.play import play_games
-from ..evaluation.stats import wilson_interval
-from .config import rules_of
-from .progress import Throttle, progress_bar
+from ..progress import Throttle, progress_bar
+from ..train_fields import rules_of
+from .play import play_games
+from .stats import wilson_interval
 
 __all__ = ["evaluate_agent", "EVAL_CSV_FIELDS", "eval_rows", "write_evals", "plot_learning_curve"]
 
@@ -47,7 +48,7 @@ def paired_openings(cfg: Mapping[str, Any], games: int) -> list | None:
     deterministic pair of agents plays different games; from the start where the config sets
     rule options (the suite is made under the variant's own rules) or a move cap within the
     openings' length."""
-    from ..evaluation.openings import load_openings
+    from .openings import load_openings
 
     if cfg.get("options"):
         return None

@@ -1,5 +1,7 @@
 """Progress bars of a training run (tqdm on stderr), so that no stage runs silently: the warm start's
-games and fitting, PPO, and every evaluation. ``enabled=False`` gives a bar that shows nothing."""
+games and fitting, PPO, and every evaluation (every trainer: :mod:`agents.ppo`, :mod:`agents.az`,
+and the evaluations of :mod:`agents.evaluation.learning_curve`). ``enabled=False`` gives a bar that
+shows nothing."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""Self-play training: MaskablePPO, one network for both sides, against a league of opponents.
+"""The PPO stack: Stable-Baselines3 / sb3-contrib's MaskablePPO, its board network, the agent that
+plays a trained model (``policy:PATH``, ``policy:<variant>``, ``unpickle-policy:PATH``) and
+self-play training, one network for both sides, against a league of opponents.
 
-Run it with ``tafl train --config configs/train/<variant>.yaml`` (or :func:`train` from Python).
+Run it with ``tafl train --config configs/train/<variant>.yaml`` (or :func:`agents.ppo.run.train`
+from Python).
 
 **One network for both sides.** The attackers and the defenders share one policy/value network.
 The observation is always from the point of view of the side to act (own/enemy piece planes) and
@@ -35,7 +38,7 @@ sides of one :class:`tafl_env.sb3.ConcatTaflVecEnv`; PPO sees only the learner's
 **Optional warm start** (``imitation_games > 0``; off by default). Before PPO, the network is fitted
 to the moves of the greedy agent in ``imitation_games`` greedy-vs-greedy games (a quarter of the
 moves played at random for variety, ``imitation_epsilon``): cross-entropy over the legal moves for
-the policy, and the discounted game results for the value head (:mod:`agents.training.imitation`).
+the policy, and the discounted game results for the value head (:mod:`agents.ppo.imitation`).
 With ``imitation_target: best`` the policy target is instead the whole set of moves that the greedy
 agent scores best (it often has several equal moves and picks one at random; fitting its random pick
 caps the accuracy and blurs the policy), with the loss ``-log`` of the probability of that set.
@@ -55,9 +58,9 @@ intervals), ``final_eval.json``, ``learning_curve.png`` and ``summary.json``. A 
 results of an earlier run in the same directory that it might not write again (``final_eval.json``
 after ``--no-eval``; when starting afresh also the evaluations, the curve and the TensorBoard
 events), so nothing stale is left. Every model zip records the variant and rules it was trained
-under (``tafl_rules``, :mod:`agents.training.checkpoints`).
+under (``tafl_rules``, :mod:`agents.model_rules`; :mod:`agents.ppo.checkpoints`).
 
-**Checks first.** Before anything is written or trained, :func:`agents.training.run.preflight`
+**Checks first.** Before anything is written or trained, :func:`agents.ppo.run.preflight`
 checks the output directory, the checkpoint to resume from (a genuine checkpoint of this variant
 and these rule options) and every evaluation opponent (it must build and play a move): a mistake
 stops the run with one line (``tafl train`` exits with status 2).
@@ -67,7 +70,8 @@ games and fitting, PPO, each evaluation and the final one.
 
 **Evaluation.** Every ``eval_every`` steps and at the end, the current policy (greedy argmax over
 legal moves unless ``eval_deterministic: false``) plays ``eval_games`` games per side against each
-of ``eval_opponents`` through :func:`agents.evaluation.play.play_games`.
+of ``eval_opponents`` through :func:`agents.evaluation.play.play_games`
+(:mod:`agents.evaluation.learning_curve`, which the other trainers use too).
 
 **Resuming.** ``tafl train --config C --resume OUT/checkpoints/step_T.zip`` reloads the model, the
 optimiser and the snapshot pool and continues to ``total_timesteps``; ``tb/progress.csv`` and
@@ -76,36 +80,23 @@ plain values and is read with ``torch.load(weights_only=True)``, so a crafted on
 the model zip, like every SB3 checkpoint, unpickles objects on load: resume only from your own runs
 or a trusted source.
 
-**Code.** One module per concern under :mod:`agents.training` (config, league, imitation,
-evaluation, callback, checkpoints, progress, run); :class:`NetAgent` is beside ``PolicyAgent`` in :mod:`agents.policy`. This module re-exports
-the public names.
-
 **Modules**, one per concern:
 
+- :mod:`.policy`: the ``policy:`` / ``unpickle-policy:`` agents (a saved model, loaded without
+  unpickling), :class:`~.policy.NetAgent` (a network held in memory), saving and stamping zips;
+- :mod:`.network`: the board network (:class:`~.network.TaflBoardPolicy`);
 - :mod:`.config`: the config schema (:data:`~.config.TRAIN_SCHEMA`) and its validation;
 - :mod:`.league`: the league VecEnv and the frozen snapshot opponent;
 - :mod:`.imitation`: the optional behaviour-cloning warm start on the greedy agent;
-- :mod:`.evaluation`: the policy against fixed opponents, ``eval.csv``/``eval.json``, the learning curve;
 - :mod:`.callback`: what happens during PPO (snapshots, evaluations, checkpoints, time limit, progress);
-- :mod:`.checkpoints`: the pool file (safe to load), the rules record of a model, checks before resuming;
-- :mod:`.progress`: the progress bars;
+- :mod:`.checkpoints`: the pool file (safe to load), a model's rules and a checkpoint checked before resuming;
 - :mod:`.run`: :func:`~.run.train`, the checks before a run, the whole run and its output directory.
 
-The public names below are imported from them.
+What the other stacks share with this one is below them: the evaluations and the learning curve
+(:mod:`agents.evaluation.learning_curve`), the progress bars (:mod:`agents.progress`), the shared
+config fields (:mod:`agents.train_fields`), the rules record (:mod:`agents.model_rules`), the
+network blocks (:mod:`agents.nn`).
+
+Importing this package imports nothing (as :mod:`agents.az` and :mod:`agents.rllib`): the
+``policy:`` agent loads :mod:`.policy` alone, and torch and SB3 come only with a network.
 """
-
-from __future__ import annotations
-
-from ..policy import NetAgent
-from .callback import make_callback
-from .checkpoints import TrainSetupError
-from .config import TRAIN_SCHEMA, load_train_config, rules_of, validate_train_config
-from .evaluation import EVAL_CSV_FIELDS, evaluate_agent, plot_learning_curve, write_evals
-from .imitation import greedy_best, imitate, imitation_data
-from .league import GROUPS, FrozenOpponent, make_train_env, state_dict_copy
-from .run import format_summary, preflight, train
-
-__all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "train", "format_summary",
-           "make_train_env", "NetAgent", "FrozenOpponent", "evaluate_agent", "plot_learning_curve",
-           "imitation_data", "imitate", "GROUPS", "EVAL_CSV_FIELDS", "TrainSetupError", "preflight",
-           "make_callback", "rules_of", "write_evals", "greedy_best", "state_dict_copy"]

@@ -1,4 +1,6 @@
-"""Joining a Ray cluster or starting a local Ray, with the address checked before any work.
+"""Joining a Ray cluster or starting a local Ray, with the address checked before any work: the Ray
+session of every command that uses Ray (``tafl eval --ray``, ``tafl rate --ray``, ``tafl train``
+with an RLlib config, or an AZ config with workers or ``--address``).
 
 :func:`resolve_address` reads the address a command was given (``--address`` / ``--ray ADDRESS``),
 else ``RAY_ADDRESS``, else none (a local Ray); :func:`check_address` refuses a malformed address and
@@ -9,7 +11,7 @@ a local Ray with ``num_cpus`` and shuts it down at the end.
     >>> check_address("localhost:notaport")
     Traceback (most recent call last):
     ...
-    agents.rllib.cluster.RayAddressError: Ray address 'localhost:notaport': the port must be a number from 1 to 65535
+    agents.ray_session.RayAddressError: Ray address 'localhost:notaport': the port must be a number from 1 to 65535
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import os
 import socket
 from typing import Iterator
 
-from ..schema import ConfigError
+from .schema import ConfigError
 
 __all__ = ["RayAddressError", "resolve_address", "check_address", "ray_session"]
 

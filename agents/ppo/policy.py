@@ -10,18 +10,19 @@ exactly what the training environments produce; the model is asked with
 games get −1). torch and SB3 (the ``train`` extra) are imported when the agent is built.
 
 **Which game a model plays.** A model zip may carry the rules it was trained on: the model
-attribute ``tafl_rules`` (:data:`MODEL_INFO`) = ``{"variant": id, "rules": {field: value}}``, which
-SB3 saves as plain JSON in the zip's ``data`` entry and restores on load. Training runs set it
-before saving; :func:`save_policy` does the same for any model, and :func:`stamp_model` adds it to
-a saved zip. Before any game the agent's :meth:`PolicyAgent.check_rules` compares it with the
-game's rules (read from the JSON, nothing unpickled) and refuses another variant or other rule
+attribute ``tafl_rules`` (:data:`~agents.model_rules.MODEL_INFO`) = ``{"variant": id, "rules":
+{field: value}}``, which SB3 saves as plain JSON in the zip's ``data`` entry and restores on load.
+Training runs set it before saving; :func:`save_policy` does the same for any model, and
+:func:`stamp_model` adds it to a saved zip. Before any game the agent's
+:meth:`PolicyAgent.check_rules` compares it with the game's rules (read from the JSON, nothing
+unpickled; :func:`agents.model_rules.rules_mismatch`) and refuses another variant or other rule
 options (the move cap aside). A zip without it (an older model) is judged by the resolved
 ``config.yaml`` a training run writes beside its output (``OUT/final.zip``,
 ``OUT/checkpoints/step_T.zip``) and, failing that, by its board size alone, and says so.
 
 **Loading without unpickling.** ``policy:PATH`` unpickles nothing: it reads the network's weights
 (the zip's ``policy.pth``, a plain state dict) with ``torch.load(weights_only=True)``, which refuses
-anything but tensors and plain values, and rebuilds :class:`agents.networks.TaflBoardPolicy` from
+anything but tensors and plain values, and rebuilds :class:`agents.ppo.network.TaflBoardPolicy` from
 the zip's JSON: the record :data:`NETWORK_INFO` of the network's shape (channels, blocks, value
 units, observation shape, action count), which training runs and :func:`save_policy` write and
 :func:`stamp_model` adds; for a zip without it, the same shape read off the weights' tensor shapes.
@@ -44,7 +45,6 @@ load the safe way.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import os
@@ -59,41 +59,29 @@ from tafl_env.extras import require
 from tafl_env.observation import observe
 from tafl_env.rules import VARIANTS, RuleSet, make_rules
 
-from .base import Agent, AgentSpecError, register_agent
-from .pretrained import shipped_policies, shipped_policy
+from ..base import Agent, AgentSpecError, register_agent
+from ..model_rules import MODEL_INFO, looks_like_rllib_checkpoint, model_info, rules_mismatch
+from ..pretrained import shipped_policies, shipped_policy
 
-__all__ = ["PolicyAgent", "MODEL_INFO", "NETWORK_INFO", "model_info", "network_info", "stamp_model",
-           "save_policy", "read_model_info", "resolve_model_path", "rules_mismatch", "load_network"]
-
-MODEL_INFO = "tafl_rules"
-"""The model attribute (and key of the zip's ``data`` JSON) that records the rules it was trained on."""
+__all__ = ["PolicyAgent", "NetAgent", "NETWORK_INFO", "NETWORK_MODULES", "network_info", "stamp_model",
+           "save_policy", "read_model_info", "resolve_model_path", "load_network"]
 
 NETWORK_INFO = "tafl_network"
 """The model attribute (and key of the zip's ``data`` JSON) that records the network's shape, from
 which :func:`load_network` rebuilds it without unpickling anything."""
+
+NETWORK_MODULES = ("agents.ppo.network", "agents.networks")
+"""The modules a zip of this package's network names as its policy class's: where the class is,
+and where it was when older zips (the shipped ones among them) were saved (``agents/networks.py``
+is kept for them, :mod:`agents.networks`)."""
 
 _NETWORK_FIELDS = ("channels", "blocks", "value_hidden")
 
 MAX_DATA_BYTES = 64 << 20
 """The largest ``data`` entry (the zip's JSON) read: the shipped 19x19 model's is under 1 MB."""
 
-_NOT_RULES = ("name", "title", "summary")          # a RuleSet's labels, not rules
-_CAP_ONLY = ("max_turns",)                          # the move cap: a policy plays under any cap
-
-
-def model_info(rules: RuleSet) -> dict[str, Any]:
-    """The ``tafl_rules`` record of ``rules``: the variant id and every rule field (plain JSON).
-
-    >>> info = model_info(make_rules("legacy_ard_ri", repetition="draw"))
-    >>> info["variant"], info["rules"]["board_size"], info["rules"]["repetition"]
-    ('legacy_ard_ri', 7, 'draw')
-    """
-    fields = {f.name: getattr(rules, f.name) for f in dataclasses.fields(rules) if f.name not in _NOT_RULES}
-    return {"variant": rules.name, "rules": fields}
-
-
 def network_info(policy) -> dict[str, Any]:
-    """The ``tafl_network`` record of a :class:`~agents.networks.TaflBoardPolicy`: its sizes, the
+    """The ``tafl_network`` record of a :class:`~agents.ppo.network.TaflBoardPolicy`: its sizes, the
     observation shape and the action count (plain JSON)."""
     trunk = policy.features_extractor
     return {"channels": int(trunk.channels), "blocks": len(trunk.blocks),
@@ -127,7 +115,7 @@ def save_policy(model, path: str | os.PathLike, rules: RuleSet) -> Path:
 def stamp_model(path: str | os.PathLike, rules: RuleSet) -> Path:
     """Record ``rules`` in an already saved model zip (its ``data`` JSON), replacing any record,
     and the network's shape (:data:`NETWORK_INFO`, read off its weights) where it is missing."""
-    from .schema import MAX_WEIGHTS_BYTES
+    from ..schema import MAX_WEIGHTS_BYTES
 
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
@@ -207,8 +195,9 @@ def _training_config_beside(path: Path) -> tuple[dict, Path] | None:
 def read_model_info(path: str | os.PathLike) -> tuple[dict[str, Any] | None, str]:
     """``(info, source)``: the rules a model was trained on, and where they were found.
 
-    ``info`` is :func:`model_info`'s dict, from the zip's ``data`` JSON (:data:`MODEL_INFO`), else
-    from a training ``config.yaml`` beside it; ``(None, why)`` when neither tells.
+    ``info`` is :func:`~agents.model_rules.model_info`'s dict, from the zip's ``data`` JSON
+    (:data:`~agents.model_rules.MODEL_INFO`), else from a training ``config.yaml`` beside it;
+    ``(None, why)`` when neither tells.
     """
     path = Path(path)
     info = _zip_data(path).get(MODEL_INFO)
@@ -279,29 +268,6 @@ def _observation_shape(path: Path) -> tuple[int, ...] | None:
         return None
 
 
-def rules_mismatch(info: dict[str, Any], rules: RuleSet) -> str | None:
-    """How ``rules`` differ from the recorded ``info``, in a few words; ``None`` when they agree.
-
-    >>> info = model_info(make_rules("historical_tablut"))
-    >>> rules_mismatch(info, make_rules("historical_tablut", max_turns=50)) is None   # the cap is free
-    True
-    >>> rules_mismatch(info, make_rules("historical_tablut", repetition="draw"))
-    "historical_tablut with repetition='starter_loses'; this game has repetition='draw'"
-    >>> rules_mismatch(info, make_rules("legacy_tablut"))
-    'historical_tablut; this game is legacy_tablut (rules differ in king_armed, king_capture, edge_hostile_to_king, escape, hostile_corners, restricted_corners)'
-    """
-    stored = info.get("rules") or {}
-    differ = [(key, stored[key], value) for key, value in model_info(rules)["rules"].items()
-              if key not in _CAP_ONLY and key in stored and stored[key] != value]
-    if info.get("variant") != rules.name:
-        detail = f" (rules differ in {', '.join(k for k, _, _ in differ)})" if differ else ""
-        return f"{info.get('variant')}; this game is {rules.name}{detail}"
-    if differ:
-        return (f"{rules.name} with {', '.join(f'{k}={old!r}' for k, old, _ in differ)}; this game has "
-                f"{', '.join(f'{k}={new!r}' for k, _, new in differ)}")
-    return None
-
-
 def _read_weights(zf: zipfile.ZipFile, path, device: str) -> dict:
     """The state dict in an SB3 zip's ``policy.pth``, read with ``weights_only=True`` (at most
     :data:`agents.schema.MAX_WEIGHTS_BYTES`; torch's warnings while it reads are not passed on)."""
@@ -309,8 +275,8 @@ def _read_weights(zf: zipfile.ZipFile, path, device: str) -> dict:
 
     import torch as th
 
-    from .az.checkpoint import refusal_reason
-    from .schema import MAX_WEIGHTS_BYTES
+    from ..schema import MAX_WEIGHTS_BYTES
+    from ..weights import refusal_reason
 
     if "policy.pth" not in zf.namelist():
         raise AgentSpecError(f"policy path {path} holds no network weights (no 'policy.pth')")
@@ -330,11 +296,11 @@ def _read_weights(zf: zipfile.ZipFile, path, device: str) -> dict:
 
 def _other_network_class(data: Mapping[str, Any]) -> str | None:
     """The module of the policy class a genuine SB3 zip names, when it is not this package's
-    network (``agents.networks``); None otherwise (read from the JSON, nothing unpickled)."""
+    network (:data:`NETWORK_MODULES`); None otherwise (read from the JSON, nothing unpickled)."""
     policy_class = data.get("policy_class")
     if isinstance(policy_class, dict) and isinstance(policy_class.get(":serialized:"), str):
         module = policy_class.get("__module__")
-        if isinstance(module, str) and module != "agents.networks":
+        if isinstance(module, str) and module not in NETWORK_MODULES:
             return module
     return None
 
@@ -343,7 +309,7 @@ def _checked_shape(shape: Any, path) -> tuple[dict[str, int], tuple[int, int, in
     """``(sizes, observation shape, action count)`` of a ``tafl_network`` record, each size an
     int within :data:`agents.schema.NETWORK_BOUNDS` (a float is refused, not truncated), the
     observation ``(N, N, planes)`` and the action count that of an N x N board."""
-    from .schema import NETWORK_BOUNDS, int_problem
+    from ..schema import NETWORK_BOUNDS, int_problem
 
     where = f"policy path {path}: its {NETWORK_INFO} record"
     if not isinstance(shape, dict):
@@ -376,7 +342,7 @@ def _checked_shape(shape: Any, path) -> tuple[dict[str, int], tuple[int, int, in
 
 
 def load_network(path: str | os.PathLike, device: str = "cpu"):
-    """The :class:`~agents.networks.TaflBoardPolicy` of a model zip, rebuilt from the zip's JSON
+    """The :class:`~agents.ppo.network.TaflBoardPolicy` of a model zip, rebuilt from the zip's JSON
     record of its shape (:data:`NETWORK_INFO`, or the weights' shapes) and its ``policy.pth``
     weights read with ``torch.load(weights_only=True)``: nothing in the zip is unpickled.
 
@@ -389,8 +355,8 @@ def load_network(path: str | os.PathLike, device: str = "cpu"):
     import torch as th
     from gymnasium import spaces
 
-    from .az.checkpoint import CheckpointError, check_tensors
-    from .networks import TaflBoardPolicy, board_policy_kwargs
+    from ..weights import CheckpointError, check_tensors
+    from .network import TaflBoardPolicy, board_policy_kwargs
 
     path = Path(path)
     data = _read_data(path)
@@ -411,7 +377,7 @@ def load_network(path: str | os.PathLike, device: str = "cpu"):
             shape = _network_info_of_weights(weights)
         except (KeyError, IndexError, TypeError, AttributeError):
             raise AgentSpecError(f"policy path {path}: its weights are not those of this package's "
-                                 f"network (agents.networks.TaflBoardPolicy) and it records no "
+                                 f"network (agents.ppo.network.TaflBoardPolicy) and it records no "
                                  f"{NETWORK_INFO}") from None
     sizes, obs_shape, num_actions = _checked_shape(shape, path)
 
@@ -517,8 +483,6 @@ class PolicyAgent(Agent):
 
 
 def _factory(spec, seed=None, **kw):
-    from .rllib.agent import looks_like_rllib_checkpoint   # no ray imported here
-
     if looks_like_rllib_checkpoint(spec.path):
         # loading an RLlib checkpoint unpickles it: policy: never does, so a data file naming
         # policy:DIR cannot run code; the user asks for it by name
@@ -538,7 +502,7 @@ register_agent("unpickle-policy", _unpickling_factory, reads_spec=True)
 
 
 class NetAgent(Agent):
-    """An engine agent (:class:`agents.base.Agent`) from a :class:`agents.networks.TaflBoardPolicy`.
+    """An engine agent (:class:`agents.base.Agent`) from a :class:`agents.ppo.network.TaflBoardPolicy`.
 
     Observations with :func:`tafl_env.observation.observe` from the side to move, masks from the
     engine; argmax over the legal moves (``deterministic``) or a sample of the masked policy.
@@ -556,7 +520,7 @@ class NetAgent(Agent):
 
         from tafl_env.observation import observe
 
-        from .networks import masked_sample
+        from ..nn import masked_sample
 
         obs = observe(engine, state, state.to_move.astype(np.intp))
         mask = engine.legal_action_mask(state)

@@ -1,27 +1,31 @@
-"""The training config: :data:`TRAIN_SCHEMA`, its validation and the rules a config names.
+"""The config fields that the training configs share, each defined once, and the rules a training
+config names.
 
-Every field has a type, a default, a meaning and a range check (:class:`agents.schema.FieldSpec`);
-:func:`validate_train_config` also checks what spans fields (the league is not empty, a minibatch
-fits in a rollout, the rule options exist). The shipped configs are ``configs/train/*.yaml``.
+:data:`TRAINING_FIELDS` are the fields that mean the same in a Stable-Baselines3 config
+(:data:`agents.ppo.config.TRAIN_SCHEMA`) and an RLlib one (:data:`agents.rllib.config.RLLIB_SCHEMA`):
+the variant, seed, budget and rules, the snapshot pool, the warm start, the network, PPO's
+coefficients, the evaluations and the output. The AZ config (:data:`agents.az.config.AZ_SCHEMA`)
+takes its time limit and rules from here. Each schema adds its own fields; every field has a
+type, a default, a meaning and a range check (:class:`agents.schema.FieldSpec`).
+
+    >>> from agents.schema import check_schema
+    >>> cfg = check_schema({"variant": "legacy_ard_ri", "total_timesteps": 1000, "max_turns": 80},
+    ...                    TRAINING_FIELDS, "demo config")
+    >>> cfg["eval_opponents"], rules_of(cfg).max_turns
+    (['random', 'greedy'], 80)
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any, Mapping
 
-from tafl_env.memory import fits
-from tafl_env.observation import NUM_PLANES
 from tafl_env.rules import VARIANTS, make_rules
 
-from ..base import parse_data_spec
-from ..schema import (NETWORK_BOUNDS, ConfigError, FieldSpec, check_non_negative, check_positive,
-                      check_rule_options, check_schema, check_seed, check_unit, read_yaml_config)
+from .base import parse_data_spec
+from .schema import (NETWORK_BOUNDS, FieldSpec, check_non_negative, check_positive, check_rule_options,
+                     check_seed, check_unit)
 
-__all__ = ["TRAIN_SCHEMA", "validate_train_config", "load_train_config", "rules_of"]
-
-
-
+__all__ = ["TRAINING_FIELDS", "rules_of"]
 
 
 def _between(low, high):
@@ -42,15 +46,10 @@ def _opponents_check(v):
     return None
 
 
-TRAIN_SCHEMA: dict[str, FieldSpec] = {
+TRAINING_FIELDS: dict[str, FieldSpec] = {
     "variant": FieldSpec((str,), True, None, "variant id (tafl_env.VARIANTS)",
                          lambda v: None if v in VARIANTS else f"unknown variant {v!r}; one of {', '.join(VARIANTS)}"),
     "description": FieldSpec((str,), False, "", "free text", None),
-    "backend": FieldSpec((str,), False, "sb3", "the trainer: sb3 (this schema) or rllib (configs/rllib/*.yaml, "
-                         "agents/rllib/config.py)",
-                         lambda v: None if v == "sb3" else (
-                             "'rllib' configs are read by tafl train (agents.rllib.config.RLLIB_SCHEMA)"
-                             if v == "rllib" else f"unknown backend {v!r}; one of sb3, rllib")),
     "seed": FieldSpec((int,), False, 0, "seed of the network, the envs, the snapshot draws and evaluations",
                       check_seed),
     "total_timesteps": FieldSpec((int,), True, None, "learner steps (all envs together) to train for", check_positive),
@@ -60,14 +59,7 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
     "max_turns": FieldSpec((int, type(None)), False, None, "move cap in turns; null: the variant's default",
                            lambda v: None if v is None or v >= 1 else f"must be >= 1 or null, got {v}"),
     "options": FieldSpec((dict,), False, {}, "rule options (RULES.md) for make_rules", check_rule_options),
-    # the league
-    "selfplay_games": FieldSpec((int,), False, 16, "games in which the learner plays both sides", check_non_negative),
-    "snapshot_games": FieldSpec((int,), False, 16, "games against a frozen past snapshot", check_non_negative),
-    "greedy_games": FieldSpec((int,), False, 16, "games against the greedy agent", check_non_negative),
-    "random_games": FieldSpec((int,), False, 0, "games against the random agent", check_non_negative),
-    "greedy_attacker_games": FieldSpec((int,), False, 0,
-                                       "more games against the greedy agent, the learner always attacking",
-                                       check_non_negative),
+    # the snapshot pool
     "pool_size": FieldSpec((int,), False, 8, "snapshots kept in the pool", check_positive),
     "snapshot_every": FieldSpec((int,), False, 50_000, "steps between snapshots added to the pool", check_positive),
     # warm start (off by default)
@@ -96,17 +88,12 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                                lambda v: None if 0 < v <= 1 else f"must lie in (0, 1], got {v}"),
     "lr_final_fraction": FieldSpec((int, float), False, 1.0,
                                    "learning rate at the end as a fraction of the start (linear decay)", check_unit),
-    "n_steps": FieldSpec((int,), False, 64, "steps per env per rollout", check_positive),
-    "batch_size": FieldSpec((int,), False, 512, "minibatch size", check_positive),
-    "n_epochs": FieldSpec((int,), False, 4, "passes over each rollout", check_positive),
     "gamma": FieldSpec((int, float), False, 0.99, "discount per learner step", check_unit),
     "gae_lambda": FieldSpec((int, float), False, 0.95, "GAE lambda", check_unit),
     "clip_range": FieldSpec((int, float), False, 0.2, "PPO clip range", check_positive),
     "ent_coef": FieldSpec((int, float), False, 0.01, "entropy bonus coefficient", check_non_negative),
     "vf_coef": FieldSpec((int, float), False, 0.5, "value loss coefficient", check_non_negative),
     "max_grad_norm": FieldSpec((int, float), False, 0.5, "gradient clipping norm", check_positive),
-    "target_kl": FieldSpec((int, float, type(None)), False, None, "stop an update early past this KL (null: never)",
-                           lambda v: None if v is None or v > 0 else f"must be > 0 or null, got {v}"),
     # evaluation, checkpoints, output
     "eval_every": FieldSpec((int,), False, 50_000, "steps between evaluations (0: only at the end)", check_non_negative),
     "eval_games": FieldSpec((int,), False, 50, "games per side per opponent in a periodic evaluation", check_positive),
@@ -119,55 +106,7 @@ TRAIN_SCHEMA: dict[str, FieldSpec] = {
                             lambda v: None if v.strip() else "must not be empty"),
     "progress_bar": FieldSpec((bool,), False, True, "show a progress bar", None),
 }
-"""The fields of a training config: types, whether required, default, meaning and range check."""
-
-
-def validate_train_config(raw: Any, source: str = "train config") -> dict[str, Any]:
-    """Check a parsed config against :data:`TRAIN_SCHEMA`; return it with the defaults filled.
-
-    Raises :class:`agents.schema.ConfigError` naming the field (unknown key, missing required
-    field, wrong type, value out of range).
-
-    >>> try:
-    ...     validate_train_config({"variant": "legacy_ard_ri", "total_timesteps": 1000, "gamma": 2})
-    ... except ConfigError as exc:
-    ...     print(exc)
-    train config: field 'gamma': must lie in [0, 1], got 2
-    """
-    out = check_schema(raw, TRAIN_SCHEMA, source)
-    n_envs = (2 * out["selfplay_games"] + out["snapshot_games"] + out["greedy_games"] + out["random_games"]
-              + out["greedy_attacker_games"])
-    if n_envs == 0:
-        raise ConfigError("selfplay_games", "the league is empty: at least one of selfplay_games, "
-                                            "snapshot_games, greedy_games, random_games, greedy_attacker_games "
-                                            "must be > 0", source)
-    if out["batch_size"] > n_envs * out["n_steps"]:
-        raise ConfigError("batch_size", f"{out['batch_size']} is larger than a rollout "
-                                        f"({n_envs} envs x {out['n_steps']} steps)", source)
-    try:
-        rules = rules_of(out)
-    except ValueError as exc:
-        raise ConfigError("options", str(exc), source) from None
-    try:
-        fits(rollout_bytes(rules, n_envs, out["n_steps"]),
-             f"a rollout of {n_envs} envs x {out['n_steps']} steps")
-    except ValueError as exc:
-        raise ConfigError("n_steps", str(exc), source) from None
-    if out["output_dir"] is None:
-        out["output_dir"] = f"runs/{out['variant']}"
-    return out
-
-
-def rollout_bytes(rules, n_envs: int, n_steps: int) -> int:
-    """About what PPO's rollout buffer holds: per env and step an observation (float32 planes), an
-    action mask and a few numbers."""
-    n, planes = rules.board_size, NUM_PLANES
-    return n_envs * n_steps * (4 * n * n * planes + rules.num_actions + 64)
-
-
-def load_train_config(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a YAML training config and validate it (:func:`validate_train_config`)."""
-    return validate_train_config(read_yaml_config(path), source=str(path))
+"""The shared fields, in the order the schemas list them."""
 
 
 def rules_of(cfg: Mapping[str, Any]):

@@ -3,7 +3,7 @@
 :func:`imitation_data` plays greedy-vs-greedy games (a share of the moves at random for variety)
 and records each position with the greedy move (or, with ``imitation_target: best``, the whole set
 of moves the greedy agent scores best) and the discounted result; :func:`imitate` fits the policy
-and value heads to them. The module docstring of :mod:`agents.training` explains the choice.
+and value heads to them. The module docstring of :mod:`agents.ppo` explains the choice.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 
 from tafl_env.engine import State
 
-from .config import rules_of
-from .progress import Throttle, progress_bar
+from ..progress import Throttle, progress_bar
+from ..train_fields import rules_of
 
 __all__ = ["greedy_best", "imitation_data", "imitate"]
 

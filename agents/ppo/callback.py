@@ -11,12 +11,12 @@ import numpy as np
 
 from tafl_env.rules import SIDES
 
-from ..policy import NetAgent
-from ..policy import model_info
+from ..evaluation.learning_curve import evaluate_agent, write_evals
+from ..model_rules import model_info
+from ..train_fields import rules_of
 from .checkpoints import POOL_SUFFIX, save_pool
-from .config import rules_of
-from .evaluation import evaluate_agent, write_evals
 from .league import state_dict_copy
+from .policy import NetAgent
 
 __all__ = ["make_callback"]
 
