@@ -6,6 +6,7 @@
     tafl moves VARIANT [--position POS --to-move SIDE] [--moves MOVE...]
     tafl perft VARIANT DEPTH [--position POS --to-move SIDE] [--moves MOVE...]
     tafl replay VARIANT [--position POS --to-move SIDE] MOVE... | --file F
+    tafl replay FILE.otg                            an OpenTafl game record (its rules, its moves)
     tafl bench [VARIANT...] [--batch B...] [--seconds S]
     tafl eval --config FILE [--games N] [--out DIR] [--agents NAME...]   a round-robin tournament
     tafl play VARIANT --vs AGENT [--side attacker|defender] [--seed S]   play an agent in the terminal
@@ -331,7 +332,29 @@ def result_text(game) -> str:
     return f"{game.result} wins ({game.reason})"
 
 
+def replay_record(args: argparse.Namespace) -> int:
+    """``tafl replay FILE.otg``: an OpenTafl game record, replayed under the rules of its rules tag."""
+    from .opentafl import read_otg
+
+    if args.moves or args.file is not None or args.position is not None:
+        raise CommandError("a game record brings its own rules, start and moves: give the .otg file alone")
+    record = read_otg(_read_file(args.variant))
+    game = record.game
+    summary = game.summary()
+    if args.json:
+        emit_json({**summary, "rules": game.rules.name, "tags": record.tags})
+        return 0
+    print(game)
+    chain = f", chain on {game.chain}" if game.chain else ""
+    turns = f"{game.turns} turn{'' if game.turns == 1 else 's'}"
+    print(f"{game.rules.title}: {result_text(game)} after {turns}; {game.to_move} to move{chain}; "
+          f"position {game.position}")
+    return 0
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    if args.variant.lower().endswith(".otg"):
+        return replay_record(args)
     moves = list(args.moves or ())
     position, to_move = args.position, args.to_move
     expect: dict[str, Any] = {}
@@ -478,7 +501,8 @@ def build_parser(add_ons: Sequence[str] | None = ()) -> argparse.ArgumentParser:
                        description="Play moves in notation (RULES.md §1; 'pass' ends a berserk chain, an "
                                    "opponent's move during a chain implies it) and report the board and "
                                    "result. An illegal or malformed move stops with exit status 2.")
-    p.add_argument("variant", metavar="VARIANT")
+    p.add_argument("variant", metavar="VARIANT",
+                   help="the variant id, or an OpenTafl game record FILE.otg (replayed under its own rules)")
     p.add_argument("moves", nargs="*", metavar="MOVE", help="the moves, in order")
     add_start_options(p)
     p.add_argument("--file", "-f", metavar="F",

@@ -422,3 +422,21 @@ def test_a_learned_agents_line_records_its_training_cost(tmp_path, monkeypatch, 
     assert "| 1.5 CPU h from 600 mcts:100 games |" in path.with_suffix(".md").read_text()
     assert tafl(argv) == 0                                  # a re-rating keeps the recorded cost
     assert json.loads(path.read_text())["variants"][VARIANT]["mine"]["cost"]["cpu_hours"] == 1.5
+
+
+@pytest.mark.parametrize("where", ["anchor file", "tournament config"])
+def test_a_data_file_cannot_name_a_program_to_run(where, tmp_path, monkeypatch, capsys):
+    """otep:COMMAND runs the program it names: only a command line may ask for that."""
+    from agents.evaluation.tournament import validate_tournament_config
+    from agents.schema import ConfigError
+
+    evil = f"otep:touch {tmp_path / 'ran'}"
+    if where == "anchor file":
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "anchors.json").write_text(json.dumps(table(("g", "greedy", 1000.0), ("evil", evil, 1200.0))))
+        assert tafl(["rate", "greedy", "--variant", VARIANT, "--anchors", "anchors.json", "--no-progress"]) == 2
+        assert "runs the program it names" in one_line(capsys.readouterr().err)
+    else:
+        with pytest.raises(ConfigError, match="runs the program it names"):
+            validate_tournament_config({"variant": VARIANT, "games_per_pair": 2, "agents": {"a": "greedy", "b": evil}})
+    assert not (tmp_path / "ran").exists()
