@@ -175,7 +175,10 @@ def main(argv=None) -> int:
         sys.path.insert(0, str(ROOT))
         from tafl_env.bench import append_section, machine_info
 
-        append_section(ROOT / "benchmarks" / "RESULTS.md", "AlphaZero self-play throughput (agents/az)",
+        big = all(v in ("legacy_tawlbwrdd", "legacy_berserk", "legacy_alea_evangelii") for v in args.variants)
+        topic = "AlphaZero self-play throughput, 11x11 and 19x19 (agents/az)" if big else \
+            "AlphaZero self-play throughput (agents/az)"
+        append_section(ROOT / "benchmarks" / "RESULTS.md", topic,
                        machine_info("torch", "numba"), "python " + " ".join(["benchmarks/bench_az.py", *sys.argv[1:]]),
                        text, notes=(f"torch threads: {args.threads}; numba: 1 thread",
                                     "network pos/s: forward passes alone, batch = games x leaves_per_tree; "
