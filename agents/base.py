@@ -173,7 +173,8 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None, **kwargs) -> Agen
 
 _BUILTIN_MODULES = {"random": "agents.random_agent", "greedy": "agents.greedy", "mcts": "agents.mcts",
                     "policy": "agents.ppo.policy", "unpickle-policy": "agents.ppo.policy", "rllib": "agents.rllib.agent",
-                    "az": "agents.az.agent", "azpolicy": "agents.az.agent", "otep": "agents.otep"}
+                    "az": "agents.az.agent", "azpolicy": "agents.az.agent", "otep": "agents.otep",
+                    "openspiel-mcts": "agents.openspiel_bots"}
 """The module that registers each built-in kind (imported when first needed: torch only then)."""
 
 _OPTIONAL = ("torch", "stable_baselines3", "sb3_contrib", "ray")

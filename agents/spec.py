@@ -122,6 +122,7 @@ _USAGE = {
     "unpickle-policy": "unpickle-policy:PATH",
     "rllib": "rllib:DIR",
     "otep": "otep:COMMAND or otep:ENGINE.ini",
+    "openspiel-mcts": "openspiel-mcts[:N]",
 }
 """Each built-in kind's spec, as its errors show it."""
 
