@@ -1,7 +1,7 @@
 """A training run's hand-off: what a resume needs to go on, small enough to commit.
 
 A run's folder holds tens to hundreds of MB (the replay window, the optimiser's state, every
-checkpoint). A training run that spans several sittings of a few hours commits a hand-off instead::
+checkpoint). A training run that goes on in several parts of a few hours commits a hand-off instead::
 
     python -m agents.az.handoff OUT/checkpoints/iter_XXXXXX DEST [--positions N]
 
