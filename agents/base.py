@@ -171,6 +171,24 @@ def make_agent(spec: str | AgentSpec, seed: int | None = None, **kwargs) -> Agen
     return factory(parsed if factory in _READS_SPEC else parsed.argument, seed=seed, **kwargs)
 
 
+def first_move_problem(spec: str | AgentSpec, rules) -> str | None:
+    """Why the agent of ``spec`` cannot play ``rules`` (built, checked against them and asked for
+    the opening's first move), in one line, or None: what a config's agents meet before any work,
+    so that a bad one is refused now and not after a whole training budget."""
+    from tafl_env.game import engine_for
+
+    try:
+        agent = make_agent(spec, seed=0)
+        agent.check_rules(rules)
+        eng = engine_for(rules)
+        state = eng.initial_state(1)
+        if not eng.check_legal(state, agent.act(eng, state)).all():
+            return "it chose an illegal move"
+    except Exception as exc:  # noqa: BLE001 -- whatever fails here, the agent cannot be used
+        return " ".join(str(exc).split())[:300] or type(exc).__name__
+    return None
+
+
 _BUILTIN_MODULES = {"random": "agents.random_agent", "greedy": "agents.greedy", "mcts": "agents.mcts",
                     "policy": "agents.ppo.policy", "unpickle-policy": "agents.ppo.policy", "rllib": "agents.rllib.agent",
                     "az": "agents.az.agent", "azpolicy": "agents.az.agent", "otep": "agents.otep",

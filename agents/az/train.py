@@ -63,28 +63,16 @@ def check_config_agents(cfg: dict) -> None:
     :class:`~agents.schema.ConfigError` naming the field now, not a traceback at the first
     evaluation after the whole training budget. The agents are thrown away (each use builds its
     own)."""
-    from tafl_env.game import engine_for
-
-    from ..base import make_agent
+    from ..base import first_move_problem
     from ..schema import ConfigError
 
     rules = rules_of(cfg)
-    eng = engine_for(rules)
     specs = [("warm_start_agent", cfg["warm_start_agent"]), ("sparring", cfg["sparring"])]
     specs += [("eval_opponents", spec) for spec in cfg["eval_opponents"]]
     for field, spec in specs:
-        if spec is None:
-            continue
-        try:
-            agent = make_agent(spec, seed=0)
-            agent.check_rules(rules)
-            state = eng.initial_state(1)
-            action = agent.act(eng, state)
-            if not eng.check_legal(state, action).all():
-                raise ValueError("it chose an illegal move")
-        except Exception as exc:  # noqa: BLE001 -- whatever fails here, the agent cannot be used
-            text = " ".join(str(exc).split())[:300] or type(exc).__name__
-            raise ConfigError(field, f"{spec!r} cannot play {rules.name}: {text}", "az config") from None
+        problem = None if spec is None else first_move_problem(spec, rules)
+        if problem:
+            raise ConfigError(field, f"{spec!r} cannot play {rules.name}: {problem}", "az config")
 
 
 def init_weights(cfg: dict, net) -> dict:

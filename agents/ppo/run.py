@@ -66,15 +66,12 @@ def _check_output_dir(out: Path) -> None:
 def _check_opponents(cfg: Mapping[str, Any]) -> None:
     """Every evaluation opponent is built and makes one move of the variant (a model is also checked
     against the variant's rules, :func:`~.checkpoints.check_model_rules`)."""
-    from tafl_env.game import engine_for
-
-    from ..base import make_agent
+    from ..base import first_move_problem
     from ..model_rules import looks_like_rllib_checkpoint
     from ..spec import AgentSpec, AgentSpecError
     from .checkpoints import check_model_rules, model_data
 
     rules = rules_of(cfg)
-    eng = engine_for(rules)
     for spec in cfg["eval_opponents"]:
         what = f"eval_opponents: {spec!r}"
         try:
@@ -84,16 +81,9 @@ def _check_opponents(cfg: Mapping[str, Any]) -> None:
         if parsed.kind == "policy" and not looks_like_rllib_checkpoint(parsed.path):
             # an RLlib run's checkpoint checks its rules when built below
             check_model_rules(model_data(Path(parsed.path), what, "eval_opponents"), rules, what, "eval_opponents")
-        try:
-            agent = make_agent(parsed, seed=0)
-            agent.check_rules(rules)
-            state = eng.initial_state(1)
-            action = agent.act(eng, state)
-            if not eng.check_legal(state, action).all():
-                raise ValueError("it chose an illegal move")
-        except Exception as exc:  # any failure here means the opponent cannot be used
-            text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-            raise TrainSetupError("eval_opponents", f"{what} cannot play {rules.name}: {text}") from None
+        problem = first_move_problem(parsed, rules)
+        if problem:
+            raise TrainSetupError("eval_opponents", f"{what} cannot play {rules.name}: {problem}")
 
 
 def preflight(cfg: Mapping[str, Any], resume: str | os.PathLike | None = None) -> dict[str, Any] | None:
