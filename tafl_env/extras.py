@@ -10,6 +10,8 @@ A plain ``pip install tafl-env`` holds the rules engine, the environments and th
              SB3, sb3-contrib,
              TensorBoard
     rllib    train + ray[rllib] tafl train with backend: rllib, the rllib:DIR agent, tafl eval --ray
+    openspiel open_spiel        tafl_env.openspiel (the variants as OpenSpiel games), the
+                                openspiel-mcts:N agent and AgentBot
 
 :func:`require` checks that the modules of an extra import, before any work starts, and raises
 :class:`MissingExtraError` (an ``ImportError``) with one line that says what to install.
@@ -30,11 +32,13 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "train": ("yaml", "tqdm", "matplotlib", "torch", "stable_baselines3", "sb3_contrib", "tensorboard"),
     "rllib": ("yaml", "tqdm", "matplotlib", "torch", "stable_baselines3", "sb3_contrib", "tensorboard",
               "ray", "ray.rllib"),
+    "openspiel": ("pyspiel",),
 }
 """Extra → the modules it provides (import names)."""
 
 DISTRIBUTIONS = {"yaml": "PyYAML", "pygame": "pygame-ce", "stable_baselines3": "stable-baselines3",
-                 "sb3_contrib": "sb3-contrib", "ray": "ray[rllib]"}
+                 "sb3_contrib": "sb3-contrib", "ray": "ray[rllib]", "pyspiel": "open_spiel",
+                 "open_spiel": "open_spiel"}
 """Import name → package name, where they differ."""
 
 

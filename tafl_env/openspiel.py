@@ -56,15 +56,11 @@ import dataclasses
 
 import numpy as np
 
-from .extras import MissingExtraError, install_hint
+from .extras import require
 
-try:
-    import pyspiel
-    from open_spiel.python.observation import IIGObserverForPublicInfoGame
-except ImportError as exc:
-    raise MissingExtraError(
-        f"tafl_env.openspiel needs open_spiel, which is not installed; install the 'openspiel' extra: "
-        f"{install_hint('openspiel')}", name=getattr(exc, "name", None) or "pyspiel") from None
+require("openspiel", "tafl_env.openspiel", modules=("pyspiel", "open_spiel.python.observation"))
+import pyspiel  # noqa: E402
+from open_spiel.python.observation import IIGObserverForPublicInfoGame  # noqa: E402
 
 from .engine.state import RUNNING
 from .errors import IllegalMoveError, InvalidOptionError
