@@ -38,6 +38,7 @@ from tafl_env.rules import VARIANTS
 from ..base import Agent, register_agent
 from ..mcts.agent import MAX_SECONDS, MAX_SIMULATIONS, tree_bytes  # noqa: F401  (the bounds an az budget has)
 from ..spec import DEFAULT_SIMULATIONS, AgentSpec, AgentSpecError, budget_problem
+from ..greedy.wins import WIN_IN_TWO, WIN_NOW, WinFinder
 from .search import BatchedSearch, SearchSettings
 
 __all__ = ["AZAgent", "AZPolicyAgent", "shipped_model", "parse_az_spec"]
@@ -132,6 +133,10 @@ class AZAgent(Agent):
         simulations: per move and game (unless ``seconds``).
         seconds: about this much time per move of each game (a batch of B games: B times as long).
         device: where the network runs.
+        wins_in_two: play a move that wins in two (every reply loses: :mod:`agents.greedy.wins`)
+            whenever the root has one and has no win at once (which the search's root check
+            plays): a Gumbel root considers only the moves of the highest priors, and a search
+            of a few dozen simulations rarely proves a fork three plies deep.
         **search: :class:`~agents.az.search.SearchSettings` fields (``root``, ``considered``,
             ``gumbel_scale``, ...).
     """
@@ -139,7 +144,7 @@ class AZAgent(Agent):
     name = "az"
 
     def __init__(self, model, simulations: int = 64, seconds: float | None = None, device: str = "cpu",
-                 record: dict | None = None, seed: int | None = None, **search):
+                 record: dict | None = None, seed: int | None = None, wins_in_two: bool = True, **search):
         super().__init__(seed)
         problem = budget_problem(simulations, seconds)
         if problem:
@@ -158,6 +163,7 @@ class AZAgent(Agent):
         where = self.model.path if self.model.path is not None else "<network>"
         self.name = f"az:{where}:{f'{self.seconds:g}s' if self.seconds else self.simulations}"
         self.last_simulations = np.zeros(0, dtype=np.int64)
+        self.wins = WinFinder() if wins_in_two else None
 
     def check_rules(self, rules) -> str | None:
         self.model.check_rules(rules, self.name)
@@ -188,7 +194,22 @@ class AZAgent(Agent):
             per = spent / int(res.simulations.sum())
             self._per_sim = per if self._per_sim is None else 0.5 * (self._per_sim + per)
         self.last_simulations = res.simulations
+        if self.wins is not None:
+            self._play_wins_in_two(engine, state, res)
         return res.action
+
+    def _play_wins_in_two(self, engine: Engine, state: State, res) -> None:
+        """Where a game's root has a move that wins in two and none that wins at once, play the
+        one of them the search visited most (the first, where it visited none)."""
+        for g in np.flatnonzero((state.reason == 0) & (state.chain < 0)):
+            actions, flags = self.wins.flags(engine, state, int(g))
+            if (flags == WIN_NOW).any() or not (flags == WIN_IN_TWO).any():
+                continue
+            winning = actions[flags == WIN_IN_TWO]
+            if res.action[g] in winning:
+                continue
+            visits = [int(res.visits[g][res.actions[g] == a].sum()) for a in winning]
+            res.action[g] = winning[int(np.argmax(visits))]
 
 
 class AZPolicyAgent(Agent):

@@ -698,3 +698,61 @@ def opponent_wins(R, g, W, tb, at, info, scratch, cacts, ccnt, cidx, rw):
 def evaluate_rows(R, tb, at, out, stamp, gen):
     for g in range(len(out)):
         out[g] = evaluate(R, tb, at, g, stamp, gen)
+
+
+# --- wins in two ---------------------------------------------------------------------------------
+WIN_NOW, WIN_IN_TWO = 2, 1
+"""``root_wins`` flags: the move ends the game won, or every reply of the opponent loses."""
+
+
+@helper
+def every_reply_loses(S, tb, at, c, r, racts, info, scratch, cacts, ccnt, cidx, rw):
+    """Row ``c`` (running, no chain pending, the opponent ``o`` to move): does every reply of
+    ``o`` lose, either on the spot or by letting the mover win at once (the exact check of
+    :func:`opp_can_win`)? Rows ``r``, ``r + 1`` ... are scratch. Sound, not complete: a reply that
+    opens a berserk chain counts as one that holds (its continuations are not searched)."""
+    o = S[I_TO_MOVE][c]
+    n = list_actions(S, tb, c, racts)
+    if n == 0:
+        return False
+    copy_seen(S, c, r)
+    rep = tb.params[P_REPETITION] == 0 and has_repeat(S, c)
+    for i in range(n):
+        copy_light(S, c, r)
+        step_row(S, tb, r, racts[i], info, scratch)
+        w = S[I_WINNER][r]
+        if w >= 0:
+            holds = w != 1 - o          # the reply wins or draws for o
+        elif S[I_CHAIN][r] >= 0:
+            holds = True
+        else:
+            holds = not opp_can_win(S, tb, at, r, r + 1, rep, info, scratch, cacts, ccnt, cidx, rw)
+        restore_seen(S, c, r)
+        if holds:
+            return False
+    return True
+
+
+@kernel
+def root_wins(R, g, W, tb, at, acts, racts, flags, info, scratch, cacts, ccnt, cidx, rw):
+    """Every legal action ``acts[i]`` of game ``g`` (running, no chain pending) flagged in
+    ``flags[i]``: ``WIN_NOW``, ``WIN_IN_TWO`` (the opponent's every reply loses:
+    :func:`every_reply_loses`) or 0; returns how many. An action that opens a berserk chain is 0."""
+    for b in range(4):
+        copy_full(R, g, W, b)
+    mover = W[I_TO_MOVE][0]
+    n = list_actions(W, tb, 0, acts)
+    for i in range(n):
+        copy_light(W, 0, 1)
+        step_row(W, tb, 1, acts[i], info, scratch)
+        w = W[I_WINNER][1]
+        if w >= 0:
+            flags[i] = WIN_NOW if w == mover else 0
+        elif W[I_CHAIN][1] >= 0 or W[I_TO_MOVE][1] == mover:
+            flags[i] = 0
+        elif every_reply_loses(W, tb, at, 1, 2, racts, info, scratch, cacts, ccnt, cidx, rw):
+            flags[i] = WIN_IN_TWO
+        else:
+            flags[i] = 0
+        restore_seen(W, 0, 1)
+    return n

@@ -1,0 +1,124 @@
+"""Moves that win in two (agents/greedy/wins.py) and the AZ agent's guard that plays them.
+
+The compiled finder is checked against the definition played out move by move with ``Game``: a
+move wins in two when every reply of the opponent either loses on the spot or leaves the mover a
+move that wins at once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.greedy.wins import WIN_IN_TWO, WIN_NOW, WinFinder
+from tafl_env import Game
+
+# Historisches Tablut, defenders to move (from a game of the shipped AZ agent against OpenTafl's AI,
+# where the agent played d3-c3): two moves leave the attackers no reply that stops the king
+# reaching the edge next.
+TABLUT_FORK = "/6t2/4t4/3T2T2/3t5/1T1K3tt/9/1t1t1t3/4t4/5t3/"
+# Positions of random games where the attackers win in two.
+ATTACKER_WINS = [("historical_tablut", "/5t3/7tT/3t1K1t1/9/tt7/T1t6/1tTT3Tt/4T2tt/3t1t1t1/", "f9-f4"),
+                 ("legacy_ard_ri", "/2Ttt2/T2tt2/t6/tt2t1t/1t2ttK/2t1t2/3t3/", "e6-f6")]
+
+
+def _wins_now(game: Game) -> bool:
+    for move in game.legal_moves():
+        child = game.copy()
+        child.push(move.action)
+        if child.is_over() and child.result == game.to_move:
+            return True
+    return False
+
+
+def definition(game: Game) -> dict[str, str]:
+    """The moves that win now or in two, by playing every reply out (slow, plain)."""
+    out = {}
+    for move in game.legal_moves():
+        child = game.copy()
+        child.push(move.action)
+        if child.is_over():
+            if child.result == game.to_move:
+                out[str(move)] = "now"
+            continue
+        if int(child.state.chain[0]) >= 0:
+            continue
+        holds = False
+        for reply in child.legal_moves():
+            after = child.copy()
+            after.push(reply.action)
+            if after.is_over():
+                holds = after.result != game.to_move
+            elif int(after.state.chain[0]) >= 0:
+                holds = True                       # the finder does not search a reply's chain
+            else:
+                holds = not _wins_now(after)
+            if holds:
+                break
+        if not holds:
+            out[str(move)] = "in two"
+    return out
+
+
+def flagged(finder: WinFinder, game: Game) -> dict[str, str]:
+    actions, flags = finder.flags(game.engine, game.state, 0)
+    return {str(game.copy().push(int(a))): ("now" if f == WIN_NOW else "in two")
+            for a, f in zip(actions, flags) if f}
+
+
+def test_the_fork_of_a_tablut_game():
+    game = Game("historical_tablut", position=TABLUT_FORK, to_move="defender")
+    assert flagged(WinFinder(), game) == definition(game) == {"b5-b6": "in two", "d5-c5": "in two"}
+
+
+@pytest.mark.parametrize("variant,position,move", ATTACKER_WINS)
+def test_the_attackers_wins_in_two(variant, position, move):
+    game = Game(variant, position=position, to_move="attacker")
+    found = flagged(WinFinder(), game)
+    assert found.get(move) == "in two" and found == definition(game)
+
+
+@pytest.mark.parametrize("variant,games,plies", [
+    ("legacy_ard_ri", 2, 40),
+    pytest.param("historical_tablut", 2, 60, marks=pytest.mark.slow),       # the definition: ~0.25 s a position
+    pytest.param("legacy_tawlbwrdd", 1, 30, marks=pytest.mark.slow),
+    pytest.param("legacy_berserk", 2, 40, marks=pytest.mark.slow),
+])
+def test_the_finder_agrees_with_the_definition_in_random_games(variant, games, plies):
+    finder = WinFinder()
+    rng = np.random.default_rng(11)
+    checked = 0
+    for _ in range(games):
+        game = Game(variant)
+        while not game.is_over() and game.turns < plies:
+            if int(game.state.chain[0]) < 0:
+                assert flagged(finder, game) == definition(game), game.position
+                checked += 1
+            moves = game.legal_moves()
+            game.push(moves[rng.integers(len(moves))].action)
+    assert checked >= min(games * plies, 20) // 2
+
+
+def test_a_finished_game_or_a_pending_chain_has_no_flags():
+    finder = WinFinder()
+    rng = np.random.default_rng(3)
+    game = Game("legacy_berserk")
+    chain_seen = False
+    while not game.is_over():
+        if int(game.state.chain[0]) >= 0:
+            assert len(finder.flags(game.engine, game.state, 0)[0]) == 0
+            chain_seen = True
+        moves = game.legal_moves()
+        game.push(moves[rng.integers(len(moves))].action)
+    assert chain_seen and len(finder.flags(game.engine, game.state, 0)[0]) == 0
+
+
+def test_the_az_agent_plays_a_win_in_two():
+    pytest.importorskip("torch")
+    from agents.az.agent import AZAgent
+
+    game = Game("historical_tablut", position=TABLUT_FORK, to_move="defender")
+    agent = AZAgent("historical_tablut", simulations=16)
+    move = str(game.copy().push(int(agent.act(game.engine, game.state)[0])))
+    assert move in ("b5-b6", "d5-c5")
+    unguarded = AZAgent("historical_tablut", simulations=16, wins_in_two=False)
+    assert unguarded.wins is None
