@@ -6,11 +6,13 @@ agrees move by move with this one, and it reads the records written here."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import random
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -429,6 +431,37 @@ def test_opentafl_plays_the_same_rules(variant, tmp_path):
         proc.kill()
         proc.wait()
     assert plies >= 300
+
+
+def _agreement_benchmark():
+    """benchmarks/opentafl_agreement.py as a module (benchmarks/ is no package)."""
+    spec = importlib.util.spec_from_file_location("opentafl_agreement", ROOT / "benchmarks" / "opentafl_agreement.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module             # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@needs_opentafl
+def test_the_agreement_benchmark_explains_every_difference():
+    """The long-run benchmark's comparison on three random games of each variant: each agrees with
+    OpenTafl to its end, or parts from it at a difference the benchmark recognises (its CLASSES);
+    a state changed on OpenTafl's side is caught."""
+    bench = _agreement_benchmark()
+    with bench.RulesCheck(opentafl_home()) as checker:
+        for variant in VARIANTS:
+            for seed in range(3):
+                verdict, record = bench.check_game(checker, variant, seed)
+                assert verdict.kind in bench.CLASSES and verdict.kind != "unexplained", \
+                    bench.describe(record, verdict)
+                assert verdict.plies > 0
+        record = bench.play_random_game("historical_tablut", 0)
+        theirs = checker.replay(rules_string(make_rules("historical_tablut")),
+                                [bench._move_names("historical_tablut")[m.action] for m in record.moves])
+        assert bench.compare(record, theirs).kind == "agree"
+        theirs[5] = dataclasses.replace(theirs[5], moves=theirs[5].moves[1:])
+        verdict = bench.compare(record, theirs)
+        assert (verdict.kind, verdict.ply, verdict.plies) == ("unexplained", 5, 4)
 
 
 LOAD_OTG = """package com.manywords.softworks.tafl;
