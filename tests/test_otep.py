@@ -5,6 +5,7 @@ with OpenTafl at hand (../shared/opentafl or $OPENTAFL_HOME), a short match agai
 from __future__ import annotations
 
 import io
+import json
 import pickle
 import subprocess
 import sys
@@ -315,3 +316,41 @@ def test_a_third_party_engine_as_an_agent(tmp_path):
     finally:
         agent.close()
     assert all(row["result"] for row in rows) and agent.protocol_errors == []
+
+
+def _benchmark(name: str):
+    """A script of benchmarks/ as a module (benchmarks/ is no package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_opentafl_ai_rated_on_the_anchors(tmp_path, capsys):
+    """benchmarks/opentafl_ai_rating.py fits the AI from match files: scoring 3/4 against the
+    mcts:1000 anchor puts it above that anchor, all losses against it below; a non-anchor opponent
+    needs --rated."""
+    bench = _benchmark("opentafl_ai_rating")
+
+    def match(path, agent, ai_wins):
+        results = [{"ai_side": "attackers" if i % 2 == 0 else "defenders",
+                    "result": ("attacker" if i % 2 == 0 else "defender") if i < ai_wins else
+                              ("defender" if i % 2 == 0 else "attacker")} for i in range(40)]
+        path.write_text(json.dumps({"variant": "historical_tablut", "agent": agent, "think_s": 1,
+                                    "results": results}) + "\n")
+        return str(path)
+
+    strong = match(tmp_path / "a.json", "mcts:1000", 30)
+    assert bench.main(["--variant", "historical_tablut", strong]) == 0
+    high = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    weak = match(tmp_path / "b.json", "mcts:1000", 0)
+    assert bench.main(["--variant", "historical_tablut", weak]) == 0
+    low = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    anchor = high["opponents"][0]["opponent_elo"]
+    assert high["low"] > anchor > low["high"] and high["games"] == 40
+    with pytest.raises(SystemExit):
+        bench.main(["--variant", "historical_tablut", match(tmp_path / "c.json", "az:x.pt:64", 10)])
+    assert "--rated" in capsys.readouterr().err
