@@ -490,6 +490,12 @@ def test_round_robin_writes_the_result_files(tmp_path):
     for path, g in zip(records, data["games"]):
         summary = _replay(path, ["legacy_ard_ri", "--max-turns", "40"])
         assert (summary["result"], summary["reason"], summary["turns"]) == (g["result"], g["reason"], g["turns"])
+        # the same game as OpenTafl's record (read back here without a move cap)
+        from tafl_env.opentafl import read_otg
+
+        otg = read_otg(path.with_suffix(".otg").read_text())
+        assert otg.game.turns == g["turns"] and otg.tags["attackers"] == g["attacker_spec"]
+        assert otg.game.result == (None if g["reason"] == "truncated" else g["result"])
     gifs = list((out_dir / "gifs").glob("*.gif"))
     assert len(gifs) == 1
 

@@ -1,7 +1,8 @@
 """Tournament output: the result files, replayable game records, the rating plot and text reports.
 
 :func:`write_results` writes ``results.json``, ``games.csv``, ``ratings.csv``, ``ratings.png`` and
-optionally ``records/`` (one replayable move file per game, :func:`format_record`) and ``gifs/``
+optionally ``records/`` (one replayable move file per game, :func:`format_record`, and the same
+game as OpenTafl's ``.otg`` record, :func:`format_otg`, where the rules have an OpenTafl string) and ``gifs/``
 (:func:`agents.evaluation.gif.export_gif`). :func:`format_report` and :func:`summary_line` are what
 ``tafl eval`` prints.
 """
@@ -128,6 +129,31 @@ def format_record(rules: RuleSet, game: Mapping[str, Any], path: str = "F",
     return "\n".join(lines + list(game["moves"])) + "\n"
 
 
+def has_rules_string(rules: RuleSet) -> bool:
+    """Whether OpenTafl can play ``rules`` (a rule set with commanders may have no rules string)."""
+    from tafl_env.opentafl import UnsupportedRulesError, rules_string
+
+    try:
+        rules_string(rules)
+    except UnsupportedRulesError:
+        return False
+    return True
+
+
+def format_otg(rules: RuleSet, game: Mapping[str, Any]) -> str:
+    """The game as OpenTafl's ``.otg`` record (:func:`tafl_env.opentafl.write_otg`: OpenTafl's
+    replay viewer and ``tafl replay FILE.otg`` read it), the agents as its attackers and defenders."""
+    from tafl_env.game import Game
+    from tafl_env.opentafl import write_otg
+
+    replay = Game(rules)
+    for move in game["moves"]:
+        replay.push(move)
+    tags = {"attackers": str(game.get("attacker_spec", game["attacker"])),
+            "defenders": str(game.get("defender_spec", game["defender"])), "event": "tafl eval"}
+    return write_otg(replay, tags=tags)
+
+
 def write_results(result: Mapping[str, Any], games: Sequence[Mapping[str, Any]], out_dir: str | os.PathLike,
                   *, rules: RuleSet, records: bool = False, gifs: int = 0, fps: float = 2) -> dict[str, str]:
     """Write results.json, games.csv, ratings.csv, ratings.png (and records/, gifs/). Returns the paths."""
@@ -138,10 +164,13 @@ def write_results(result: Mapping[str, Any], games: Sequence[Mapping[str, Any]],
     if records:
         rec_dir = out / "records"
         rec_dir.mkdir(exist_ok=True)
+        otg = has_rules_string(rules)
         for g in games:
             name = f"game{g['game']:05d}_{_safe(g['attacker'])}_vs_{_safe(g['defender'])}.txt"
             p = rec_dir / name
             p.write_text(format_record(rules, g, str(p), options), encoding="utf-8")
+            if otg:
+                p.with_suffix(".otg").write_text(format_otg(rules, g), encoding="utf-8")
         paths["records"] = str(rec_dir)
     if gifs:
         gif_dir = out / "gifs"
