@@ -79,9 +79,9 @@ def test_the_attackers_wins_in_two(variant, position, move):
 
 @pytest.mark.parametrize("variant,games,plies", [
     ("legacy_ard_ri", 2, 40),
-    pytest.param("historical_tablut", 2, 60, marks=pytest.mark.slow),       # the definition: ~0.25 s a position
-    pytest.param("legacy_tawlbwrdd", 1, 30, marks=pytest.mark.slow),
-    pytest.param("legacy_berserk", 2, 40, marks=pytest.mark.slow),
+    pytest.param("historical_tablut", 1, 40, marks=pytest.mark.slow),       # the definition: ~0.25 s a position
+    pytest.param("legacy_tawlbwrdd", 1, 16, marks=pytest.mark.slow),
+    pytest.param("legacy_berserk", 1, 16, marks=pytest.mark.slow),
 ])
 def test_the_finder_agrees_with_the_definition_in_random_games(variant, games, plies):
     finder = WinFinder()
@@ -95,7 +95,7 @@ def test_the_finder_agrees_with_the_definition_in_random_games(variant, games, p
                 checked += 1
             moves = game.legal_moves()
             game.push(moves[rng.integers(len(moves))].action)
-    assert checked >= min(games * plies, 20) // 2
+    assert checked >= min(games * plies, 16) // 2
 
 
 def test_a_finished_game_or_a_pending_chain_has_no_flags():
