@@ -46,7 +46,7 @@ def analyse(game_moves: list, variant_game: Game, side: str, agents: list[str]) 
             played = str(move)
             walked = {}
             if not after.is_over() and int(after.state.chain[0]) < 0 and after.to_move != side:
-                walked = {m: k for m, k in winning_moves(after).items()}
+                walked = winning_moves(after)
             missed = wins and played not in wins
             if missed or walked:
                 row = {"ply": turn + 1, "position": game.position, "played": played,
