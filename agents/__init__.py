@@ -2,10 +2,28 @@
 
 See :class:`agents.base.Agent` for the interface; :func:`agents.make_agent` builds one from a short
 spec such as ``"random"``, ``"greedy"``, ``"mcts:64"`` or ``"mcts:64:random:uniform"``.
+
+The names below load on first use (PEP 562), so ``import agents.spec`` or an add-on command such as
+``tafl otep`` does not pull in the engine and its compiled kernels before it needs them.
 """
 
-from .base import Agent, AgentSpecError, make_agent, register_agent
-from .errors import AgentsError
-from .random_agent import RandomAgent
+from __future__ import annotations
 
-__all__ = ["Agent", "AgentSpecError", "AgentsError", "RandomAgent", "make_agent", "register_agent"]
+import importlib
+
+_EXPORTS = {"Agent": ".base", "make_agent": ".base", "register_agent": ".base",
+            "AgentSpecError": ".spec", "AgentsError": ".errors", "RandomAgent": ".random_agent"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

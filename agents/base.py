@@ -191,7 +191,7 @@ def first_move_problem(spec: str | AgentSpec, rules) -> str | None:
 
 _BUILTIN_MODULES = {"random": "agents.random_agent", "greedy": "agents.greedy", "mcts": "agents.mcts",
                     "policy": "agents.ppo.policy", "unpickle-policy": "agents.ppo.policy", "rllib": "agents.rllib.agent",
-                    "az": "agents.az.agent", "azpolicy": "agents.az.agent", "otep": "agents.otep",
+                    "az": "agents.az.agent", "azpolicy": "agents.az.agent", "otep": "agents.otep.host",
                     "openspiel-mcts": "agents.openspiel_bots"}
 """The module that registers each built-in kind (imported when first needed: torch only then)."""
 

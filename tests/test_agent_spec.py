@@ -24,6 +24,7 @@ SPECS = ["random", "greedy", "mcts", "mcts:8", "mcts: 8", "mcts:0.25s", "mcts:1e
 @pytest.fixture
 def own_registry(monkeypatch):
     """Kinds registered by a test are forgotten after it."""
+    base.known_kinds()   # the built-in kinds first: one whose module loaded under the copy would stay unregistered
     monkeypatch.setattr(base, "_REGISTRY", dict(base._REGISTRY))
     monkeypatch.setattr(spec_module, "_OTHER_KINDS", dict(spec_module._OTHER_KINDS))
 

@@ -9,13 +9,11 @@ import json
 import pickle
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import agents.otep  # noqa: F401  (registers the otep kind)
 from agents import make_agent
 from agents.base import Agent
 from agents.evaluation.play import play_games
@@ -166,15 +164,25 @@ def test_analysis():
 
 def test_the_command_says_hello_first_and_nothing_on_stderr(tmp_path):
     log = tmp_path / "otep.log"
-    t0 = time.perf_counter()
     proc = subprocess.Popen([*ENGINE.split(), "--agent", "greedy", "--log", str(log)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline() == "hello\n"
-    assert time.perf_counter() - t0 < 5                                # OpenTafl waits five seconds
     out, err = proc.communicate(f"rules {TABLUT}\nplay attackers\ngoodbye\n", timeout=300)
     assert proc.returncode == 0 and err == ""
     assert out.startswith("move ") and len(out.splitlines()) == 1
-    assert "<< play attackers" in log.read_text()
+    transcript = log.read_text().splitlines()
+    assert transcript[0] == ">> hello" and "<< play attackers" in transcript
+
+
+def test_hello_comes_before_the_engine_loads():
+    # OpenTafl resigns an engine silent for about five seconds: what runs before hello must stay light
+    # (the engine and numba load after it; benchmarks/otep_latency.py measures the time).
+    probe = ("import sys, agents.otep.command, agents.spec, agents;"
+             "loaded = [m for m in ('tafl_env.engine', 'numba', 'torch') if m in sys.modules];"
+             "print(','.join(loaded))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
 
 
 def test_the_command_refuses_a_bad_spec():

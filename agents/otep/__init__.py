@@ -13,14 +13,16 @@ story.
 
 from __future__ import annotations
 
-from ..base import register_agent
-from .host import OtepAgent, OtepError, engine_command
+import importlib
 
-__all__ = ["OtepAgent", "OtepError", "engine_command"]
-
-
-def _factory(argument, seed=None, **kwargs) -> OtepAgent:
-    return OtepAgent(argument or "", seed=seed, **kwargs)
+_EXPORTS = {"OtepAgent": ".host", "OtepError": ".host", "engine_command": ".host"}
+__all__ = sorted(_EXPORTS)
 
 
-register_agent("otep", _factory, takes_argument=True)
+def __getattr__(name: str):
+    # Lazy (PEP 562): ``tafl otep`` imports this package and must say hello before the engine loads.
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ with 'error -1' naming them."""
 
 def cmd_otep(args: argparse.Namespace) -> int:
     from ..spec import AgentSpec, AgentSpecError
-    from .engine import OtepEngine
+    from .protocol import Transcript
 
     try:
         spec = AgentSpec.parse(args.agent)
@@ -33,8 +33,13 @@ def cmd_otep(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"--log {args.log}: {exc.strerror or exc}") from None
     os.environ["TAFL_COMPILE_NOTICE"] = "0"
+    # hello before the engine module loads: importing it loads the engine and numba (most of a second)
+    Transcript(log).sent("hello")
+    sys.stdout.write("hello\n")
+    sys.stdout.flush()
+    from .engine import OtepEngine
+
     engine = OtepEngine(spec, sys.stdout, log=log, seed=args.seed)
-    engine.hello()
     sink = log if log is not None else open(os.devnull, "w", encoding="utf-8")
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = sink            # stray prints must not reach the protocol or stderr

@@ -210,7 +210,7 @@ class OtepEngine:
         if self.agent is None:
             build = self._build
             if build is None:
-                from .. import make_agent as build
+                from ..base import make_agent as build
             self.agent = build(self.spec, seed=self.seed)
         return self.agent
 

@@ -40,7 +40,7 @@ from tafl_env.notation import PASS, format_move, parse_move, square_name
 from tafl_env.opentafl import UnsupportedRulesError, rules_string
 from tafl_env.rules import SIDES
 
-from ..base import Agent
+from ..base import Agent, register_agent
 from ..errors import AgentsError
 from ..spec import AgentSpecError
 from .protocol import (BERSERK_WRONG_PIECE, BERSERK_WRONG_SIDE, ILLEGAL_MOVE, SIDE_WORD, WRONG_SIDE, Transcript,
@@ -492,3 +492,10 @@ class _NumberedTranscript(Transcript):
 
 def _rebuild(command, sessions, move_timeout, hello_timeout, log) -> OtepAgent:
     return OtepAgent(command, sessions=sessions, move_timeout=move_timeout, hello_timeout=hello_timeout, log=log)
+
+
+def _factory(argument, seed=None, **kwargs) -> OtepAgent:
+    return OtepAgent(argument or "", seed=seed, **kwargs)
+
+
+register_agent("otep", _factory, takes_argument=True)
