@@ -72,9 +72,12 @@ SHOW_UNEXPLAINED = 3
 
 
 def opentafl_home() -> Path | None:
-    """OpenTafl's folder (its jars and the RulesCheck driver): $OPENTAFL_HOME, else ../shared/opentafl."""
+    """OpenTafl's folder (its jars, the RulesCheck driver and match.sh): $OPENTAFL_HOME, else
+    ../shared/opentafl beside the repository; None without it or without java (the benchmarks and
+    tests that need OpenTafl use this one lookup)."""
     home = Path(os.environ.get("OPENTAFL_HOME") or ROOT.parent / "shared" / "opentafl")
-    if (home / "opentafl.jar").exists() and (home / "headless-driver.jar").exists() and shutil.which("java"):
+    if all((home / name).exists() for name in ("opentafl.jar", "headless-driver.jar", "match.sh")) \
+            and shutil.which("java"):
         return home
     return None
 

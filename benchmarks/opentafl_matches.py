@@ -51,7 +51,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -74,18 +73,11 @@ from tafl_env.notation import (DEFENDER_SOLDIER, EMPTY, KING, KNIGHT, format_pos
                                parse_move, parse_position)
 from tafl_env.opentafl import rules_string  # noqa: E402
 
+from opentafl_agreement import opentafl_home  # noqa: E402  (benchmarks/ is on the path of its scripts)
+
 PLY_LINE = re.compile(r"^\s*(\d+) (atk|def) \S")
 OPENTAFL_SIDE = {"attackers": "attacker", "defenders": "defender", "draw": "draw"}
 DRIVER_TIMEOUT_S = 3600          # the driver's own limit a game; we wait a minute longer
-
-
-def opentafl_home() -> Path | None:
-    """OpenTafl's folder (match.sh and its jars): $OPENTAFL_HOME, else ../shared/opentafl; None
-    without it or without java."""
-    home = Path(os.environ.get("OPENTAFL_HOME") or ROOT.parent / "shared" / "opentafl")
-    if (home / "match.sh").exists() and (home / "opentafl.jar").exists() and shutil.which("java"):
-        return home
-    return None
 
 
 def ply_limit(variant: str) -> tuple[int, int]:

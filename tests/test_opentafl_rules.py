@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -29,13 +28,16 @@ TABLUT = "/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3ttt3/"
 FETLAR = "/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/"
 
 
-def opentafl_home() -> Path | None:
-    """OpenTafl's folder (with match.sh and its jars): $OPENTAFL_HOME, else ../shared/opentafl."""
-    home = Path(os.environ.get("OPENTAFL_HOME") or ROOT.parent / "shared" / "opentafl")
-    if (home / "opentafl.jar").exists() and (home / "headless-driver.jar").exists() and shutil.which("java"):
-        return home
-    return None
+def _agreement_benchmark():
+    """benchmarks/opentafl_agreement.py as a module (benchmarks/ is no package)."""
+    spec = importlib.util.spec_from_file_location("opentafl_agreement", ROOT / "benchmarks" / "opentafl_agreement.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module             # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
+
+opentafl_home = _agreement_benchmark().opentafl_home
 
 needs_opentafl = pytest.mark.skipif(opentafl_home() is None, reason="OpenTafl (../shared/opentafl or "
                                     "$OPENTAFL_HOME) and java are not here")
@@ -431,15 +433,6 @@ def test_opentafl_plays_the_same_rules(variant, tmp_path):
         proc.kill()
         proc.wait()
     assert plies >= 300
-
-
-def _agreement_benchmark():
-    """benchmarks/opentafl_agreement.py as a module (benchmarks/ is no package)."""
-    spec = importlib.util.spec_from_file_location("opentafl_agreement", ROOT / "benchmarks" / "opentafl_agreement.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module             # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
 
 
 @needs_opentafl
