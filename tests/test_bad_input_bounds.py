@@ -9,6 +9,8 @@ same code the ``tafl`` script runs); a few run the real script in a subprocess.
 from __future__ import annotations
 
 import _thread
+import contextlib
+import signal
 import threading
 import time
 from pathlib import Path
@@ -83,6 +85,18 @@ def test_perft_stops_when_its_running_count_passes_the_bound(monkeypatch):
         eng.perft(st, 4)
 
 
+@contextlib.contextmanager
+def terminal_sigint():
+    """SIGINT handled as in a terminal for the block: a process started in the background by a
+    non-interactive shell (CI, ``nohup ... &``) inherits SIGINT ignored, and then
+    ``interrupt_main()`` does nothing."""
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, saved)
+
+
 def interrupt_after(seconds: float) -> threading.Timer:
     """Ctrl-C for the main thread after ``seconds`` (what the terminal's SIGINT does)."""
     timer = threading.Timer(seconds, _thread.interrupt_main)
@@ -102,12 +116,13 @@ def test_perft_stops_on_ctrl_c_promptly(capsys):
         while not stop.wait(0.5):
             _thread.interrupt_main()
 
-    threading.Thread(target=ctrl_c, daemon=True).start()
-    t0 = time.monotonic()
-    try:
-        code, _, err = run_cli(capsys, "perft", "historical_tablut", "6")
-    finally:
-        stop.set()
+    with terminal_sigint():
+        threading.Thread(target=ctrl_c, daemon=True).start()
+        t0 = time.monotonic()
+        try:
+            code, _, err = run_cli(capsys, "perft", "historical_tablut", "6")
+        finally:
+            stop.set()
     assert code == 2 and err.strip() == "tafl perft: interrupted"
     # the bug was minutes (a depth-6 perft runs on); the bound leaves room for a loaded machine
     assert time.monotonic() - t0 < 5.0
@@ -235,10 +250,11 @@ def test_mcts_search_stops_on_ctrl_c_promptly():
     eng = Engine(make_rules("historical_tablut"))
     agent = make_agent("mcts:1000000", seed=0)
     make_agent("mcts:8", seed=0).act(eng, eng.initial_state(1))      # compiled before the clock
-    interrupt_after(1.0)
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        agent.act(eng, eng.initial_state(1))
+    with terminal_sigint():
+        interrupt_after(1.0)
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            agent.act(eng, eng.initial_state(1))
     assert time.monotonic() - t0 < 6.0     # uninterrupted: minutes
 
 
