@@ -112,8 +112,8 @@ class Observer:
     def _run(self, state: State, games: np.ndarray, sides: np.ndarray, repeated) -> np.ndarray:
         if repeated is None:
             repeated, threshold = state.repeats, 2
-        else:
-            threshold = 1
+        else:   # flags as counts of the repeats' type: one compiled signature of _encode, not two
+            repeated, threshold = np.ascontiguousarray(repeated, dtype=state.repeats.dtype), 1
         out = np.empty((len(games), self.n, self.n, NUM_PLANES), dtype=np.float32)
         _encode(state.buffer, repeated, threshold, games, sides, self.static, self.max_turns,
                 self.chains, out.reshape(len(games), self.s, NUM_PLANES))

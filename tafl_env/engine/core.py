@@ -120,13 +120,15 @@ def _describe_array(x) -> str:
 
 def _actions_array(actions, b: int) -> np.ndarray:
     """One integer action per game as an intp array; bools and floats are refused."""
-    if type(actions) is np.ndarray and actions.dtype == np.intp and actions.shape == (b,):
+    if (type(actions) is np.ndarray and actions.dtype == np.intp and actions.shape == (b,)
+            and actions.flags.c_contiguous):
         return actions   # what random_actions and the front ends pass: no conversion
     a = np.asarray(actions)
     if a.shape != (b,) or a.dtype.kind not in "iu":
         raise IllegalMoveError(
             f"actions must be {b} integers (one per game), got shape {a.shape} of {a.dtype}")
-    return a.astype(np.intp, copy=False)
+    # contiguous: a strided view (a column of a table) would compile the step kernel a second time
+    return np.ascontiguousarray(a, dtype=np.intp)
 
 
 class Engine:
