@@ -9,21 +9,10 @@ The names below load on first use (PEP 562), so ``import agents.spec`` or an add
 
 from __future__ import annotations
 
-import importlib
+from .lazy import lazy_exports
 
 _EXPORTS = {"Agent": ".base", "make_agent": ".base", "register_agent": ".base",
             "AgentSpecError": ".spec", "AgentsError": ".errors", "RandomAgent": ".random_agent"}
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

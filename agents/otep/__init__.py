@@ -13,16 +13,9 @@ story.
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import lazy_exports
 
+# lazy: ``tafl otep`` imports this package and must say hello before the engine loads
 _EXPORTS = {"OtepAgent": ".host", "OtepError": ".host", "engine_command": ".host"}
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    # Lazy (PEP 562): ``tafl otep`` imports this package and must say hello before the engine loads.
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
