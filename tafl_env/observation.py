@@ -106,13 +106,14 @@ class Observer:
         self._all: dict[int, np.ndarray] = {}   # np.arange(B) by batch size
 
     def repeated(self, state: State) -> np.ndarray:
-        """(B,) bool: plane 12 of every game (the position occurred before)."""
-        return state.repeats >= 2
+        """(B,) 0/1 in the type of ``State.repeats``: plane 12 of every game (the position occurred
+        before), in the form the encoding kernel reads without a conversion."""
+        return (state.repeats >= 2).astype(state.repeats.dtype)
 
     def _run(self, state: State, games: np.ndarray, sides: np.ndarray, repeated) -> np.ndarray:
         if repeated is None:
             repeated, threshold = state.repeats, 2
-        else:   # flags as counts of the repeats' type: one compiled signature of _encode, not two
+        else:   # flags in the repeats' type (a no-op for repeated()'s): one compiled signature of _encode
             repeated, threshold = np.ascontiguousarray(repeated, dtype=state.repeats.dtype), 1
         out = np.empty((len(games), self.n, self.n, NUM_PLANES), dtype=np.float32)
         _encode(state.buffer, repeated, threshold, games, sides, self.static, self.max_turns,
