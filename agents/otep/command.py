@@ -22,7 +22,7 @@ with 'error -1' naming them."""
 
 def cmd_otep(args: argparse.Namespace) -> int:
     from ..spec import AgentSpec, AgentSpecError
-    from .protocol import Transcript
+    from .protocol import Transcript, send_line
 
     try:
         spec = AgentSpec.parse(args.agent)
@@ -34,9 +34,7 @@ def cmd_otep(args: argparse.Namespace) -> int:
         raise CommandError(f"--log {args.log}: {exc.strerror or exc}") from None
     os.environ["TAFL_COMPILE_NOTICE"] = "0"
     # hello before the engine module loads: importing it loads the engine and numba (most of a second)
-    Transcript(log).sent("hello")
-    sys.stdout.write("hello\n")
-    sys.stdout.flush()
+    send_line(sys.stdout, Transcript(log), "hello")
     from .engine import OtepEngine
 
     engine = OtepEngine(spec, sys.stdout, log=log, seed=args.seed)

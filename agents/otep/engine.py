@@ -25,7 +25,7 @@ from tafl_env.game import Game
 from tafl_env.opentafl import UnsupportedRulesError, parse_rules_string
 
 from ..spec import AgentSpec
-from .protocol import BERSERK_WRONG_PIECE, Clock, Transcript, read_side, simple_move
+from .protocol import BERSERK_WRONG_PIECE, Clock, Transcript, read_side, send_line, simple_move
 
 
 class OtepEngine:
@@ -59,9 +59,7 @@ class OtepEngine:
     # --- I/O -------------------------------------------------------------------------------------
 
     def send(self, line: str) -> None:
-        self.transcript.sent(line)
-        self.out.write(line + "\n")
-        self.out.flush()
+        send_line(self.out, self.transcript, line)
 
     def note(self, text: str) -> None:
         """A line for the log only (``# ...``): what the engine did that the protocol does not show."""

@@ -101,3 +101,10 @@ class Transcript:
 
     def sent(self, line: str) -> None:
         self.note(">>", line)
+
+
+def send_line(out: TextIO, transcript: Transcript, line: str) -> None:
+    """One protocol line to ``out`` at once (the host waits on it), and to the transcript."""
+    transcript.sent(line)
+    out.write(line + "\n")
+    out.flush()
