@@ -391,10 +391,11 @@ class _CountingSparring:
     """A sparring partner that plays a random legal move and counts the positions it was given."""
 
     def __init__(self):
-        self.calls, self.rng = 0, np.random.default_rng(0)
+        self.calls, self.rng, self.sides = 0, np.random.default_rng(0), set()
 
     def act(self, engine, state):
         self.calls += len(state)
+        self.sides.update(state.to_move.tolist())
         mask = engine.legal_action_mask(state).astype(bool)
         return np.array([self.rng.choice(np.flatnonzero(m)) for m in mask])
 
@@ -419,6 +420,28 @@ def test_sparring_games_record_only_the_learners_side():
     # the moves played without search: a root proven won, a single legal move)
     assert batch.games > 0 and batch.positions <= (batch.turns + batch.games) // 2
     assert batch.positions >= (batch.turns - 3 * batch.games) // 2
+
+
+@pytest.mark.parametrize("attacks, side", [(1.0, 0), (0.0, 1)])
+def test_sparring_attacks_sets_the_learners_side_in_sparring_games(attacks, side):
+    from agents.az.config import search_settings, selfplay_settings, validate_az_config
+    from agents.az.network import AZNet, Evaluator
+    from agents.az.selfplay import SelfPlay
+
+    engine = engine_for(make_rules("legacy_ard_ri", max_turns=20))
+    cfg = validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1, "sparring": "greedy",
+                              "sparring_share": 0.75, "past_share": 0.0, "sparring_attacks": attacks, "games": 16,
+                              "simulations": 4, "fast_simulations": 4, "full_search_fraction": 1.0,
+                              "opening_moves": 0, "considered_actions": 4})
+    play = SelfPlay(engine, Evaluator(AZNet(engine.n, channels=4, blocks=0, value_hidden=8)), search_settings(cfg),
+                    selfplay_settings(cfg), np.random.default_rng(0), sparring=_CountingSparring())
+    play.play(1)
+    for _ in range(3):
+        sparring = play.opponent == -2
+        assert sparring.any() and (~sparring).any()             # both kinds of game among the 16
+        assert (play.learner_side[sparring] == side).all()
+        play.play(10)
+    assert play.sparring.sides == {1 - side}                    # the partner only ever moved the other side
 
 
 def test_warm_start_and_sparring_specs_are_checked_before_anything_is_written(tmp_path):

@@ -164,6 +164,8 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
                           "self-play games are played against; null: none", _spec),
     "sparring_share": FieldSpec(_NUM, False, 0.25, "share of self-play games against the sparring agent "
                                 "(when one is named)", check_unit),
+    "sparring_attacks": FieldSpec(_NUM, False, 0.5, "share of the sparring games in which the learner "
+                                  "attacks (0.5: its side drawn at random; 1: it always attacks)", check_unit),
     # replay and learner
     "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window",
                                check_between(1, MAX_REPLAY_WINDOW)),
@@ -264,6 +266,7 @@ def selfplay_settings(cfg: dict) -> SelfPlaySettings:
                             full_search_fraction=float(cfg["full_search_fraction"]),
                             opening_moves=cfg["opening_moves"], past_share=float(cfg["past_share"]),
                             sparring_share=float(cfg["sparring_share"]),
+                            sparring_attacks=float(cfg["sparring_attacks"]),
                             draw_value=float(cfg["draw_value"]), capped_value=float(cfg["capped_value"]),
                             value_mix=float(cfg["value_mix"]))
 

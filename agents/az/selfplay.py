@@ -15,8 +15,8 @@ What each move does (the settings are the config's, :class:`SelfPlaySettings`):
   current network's positions are recorded. The Tablut AlphaZero paper cured role forgetting (one
   side's play collapsing while the other improves) with 25% of such games;
 - **games against a sparring agent** (``sparring_share`` of the games, when the run names one,
-  e.g. ``mcts:100``; the learner's side drawn at random): the other side is played by that fixed
-  agent, so each side of the learner keeps meeting an opponent that punishes its mistakes even
+  e.g. ``mcts:100``; the learner attacks in ``sparring_attacks`` of them, 0.5 by default: its side
+  drawn at random): the other side is played by that fixed agent, so each side of the learner keeps meeting an opponent that punishes its mistakes even
   while its own other side is weak (measured need: Ard Ri's self-play attackers won 7% of the
   games, so the defenders never met a real attack); only the learner's positions are recorded;
 - **value targets**: +1 / -1 for the side to move at each recorded position by the game's
@@ -52,6 +52,7 @@ class SelfPlaySettings:
     opening_moves: int = 4
     past_share: float = 0.25
     sparring_share: float = 0.0
+    sparring_attacks: float = 0.5
     draw_value: float = 0.0
     capped_value: float = 0.0
     value_mix: float = 0.0
@@ -163,7 +164,10 @@ class SelfPlay:
             self.opponent[g] = self.rng.integers(len(self.pool))
         else:
             self.opponent[g] = -1
-        self.learner_side[g] = self.rng.integers(2)
+        if self.opponent[g] == -2:     # side 0 attacks (tafl_env.engine.state)
+            self.learner_side[g] = 0 if self.rng.random() < self.settings.sparring_attacks else 1
+        else:
+            self.learner_side[g] = self.rng.integers(2)
 
     def play(self, positions: int) -> GameBatch:
         """Play on until the games finished since this call hold at least ``positions`` recorded
