@@ -435,13 +435,19 @@ def test_sparring_attacks_sets_the_learners_side_in_sparring_games(attacks, side
                               "opening_moves": 0, "considered_actions": 4})
     play = SelfPlay(engine, Evaluator(AZNet(engine.n, channels=4, blocks=0, value_hidden=8)), search_settings(cfg),
                     selfplay_settings(cfg), np.random.default_rng(0), sparring=_CountingSparring())
-    play.play(1)
+    batch = play.play(1)
     for _ in range(3):
         sparring = play.opponent == -2
         assert sparring.any() and (~sparring).any()             # both kinds of game among the 16
         assert (play.learner_side[sparring] == side).all()
-        play.play(10)
+        batch.merge(play.play(10))
     assert play.sparring.sides == {1 - side}                    # the partner only ever moved the other side
+    # the learner's score against it is kept by side: only ``side`` has games, each scored 0, 1/2 or 1
+    name, other = ("attacker", "defender")[side], ("attacker", "defender")[1 - side]
+    score, games = batch.sparring[name]
+    assert batch.sparring[other] == [0.0, 0] and 0 < games < batch.games and 0 <= score <= games
+    won, drawn = batch.results[name], batch.results["draw"] + batch.results["capped"]
+    assert score <= won + drawn / 2
 
 
 def test_warm_start_and_sparring_specs_are_checked_before_anything_is_written(tmp_path):

@@ -1,6 +1,6 @@
 """The training curve of an AZ run from its TensorBoard log: per iteration the self-play results
-(the attackers' share of the games), the learner's losses and the throughput, as a picture and a
-CSV for the run's card.
+(the attackers' share of the games, the learner's score against its sparring agent by side), the
+learner's losses and the throughput, as a picture and a CSV for the run's card.
 
     python tools/az_training_curve.py --run runs/az/legacy_tawlbwrdd_run1 \
         --out results/training/legacy_tawlbwrdd_az/run1
@@ -19,6 +19,8 @@ SERIES = {
     "loss/policy_kl": "policy KL to the search targets",
     "selfplay/game_turns": "turns a self-play game",
     "selfplay/leaf_evaluations_per_s": "network evaluations a second (self-play)",
+    "selfplay/sparring_score_attacker": "learner's score against the sparring agent, attacking",
+    "selfplay/sparring_score_defender": "learner's score against the sparring agent, defending",
 }
 
 
@@ -51,7 +53,7 @@ def main(argv=None) -> int:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(13, 6.5), sharex=True)
+    fig, axes = plt.subplots(2, (len(SERIES) + 1) // 2, figsize=(17, 6.5), sharex=True)
     for ax, (tag, label) in zip(axes.flat, SERIES.items()):
         if tag in data:
             xs, ys = zip(*data[tag])

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tafl_env.engine import Engine
-from tafl_env.engine.state import DRAW, TRUNCATED
+from tafl_env.engine.state import ATTACKER_WINS, DEFENDER_WINS, DRAW, TRUNCATED
 from tafl_env.observation import observe
 
 from .replay import encode_planes
@@ -68,6 +68,9 @@ class GameBatch:
     values: list = field(default_factory=list)
     games: int = 0
     results: dict = field(default_factory=lambda: {"attacker": 0, "defender": 0, "draw": 0, "capped": 0})
+    sparring: dict = field(default_factory=lambda: {"attacker": [0.0, 0], "defender": [0.0, 0]})
+    """The learner's score (a win 1, a draw or a capped game 1/2) and games against the sparring
+    agent, by the learner's side: how each side of it fares against a fixed opponent as it trains."""
     turns: int = 0
     moves: int = 0
     leaf_evaluations: int = 0
@@ -120,6 +123,9 @@ class GameBatch:
             getattr(self, name).extend(getattr(other, name))
         for k, v in other.results.items():
             self.results[k] += v
+        for k, (score, games) in other.sparring.items():
+            self.sparring[k][0] += score
+            self.sparring[k][1] += games
         self.games += other.games
         self.turns += other.turns
         self.moves += other.moves
@@ -223,5 +229,11 @@ class SelfPlay:
 
     def _finish(self, g: int, out: GameBatch) -> None:
         st, state = self.settings, self.state
+        if self.opponent[g] == -2:
+            side, winner = int(self.learner_side[g]), int(state.winner[g])
+            score = 1.0 if winner == side else (0.0 if winner in (ATTACKER_WINS, DEFENDER_WINS) else 0.5)
+            tally = out.sparring[("attacker", "defender")[side]]
+            tally[0] += score
+            tally[1] += 1
         out.add_game(self._records[g], int(state.winner[g]), int(state.reason[g]) == TRUNCATED,
                      int(state.turn[g]), st.draw_value, st.capped_value, st.value_mix)

@@ -568,6 +568,9 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
                 writer.add_scalar("selfplay/game_turns", gb.turns / gb.games, it)
                 for k, v in gb.results.items():
                     writer.add_scalar(f"selfplay/share_{k}", v / gb.games, it)
+            for side, (score, games) in gb.sparring.items():
+                if games:
+                    writer.add_scalar(f"selfplay/sparring_score_{side}", score / games, it)
             writer.add_scalar("replay/size", len(run.window), it)
             bar.update(1)
             bar.set_postfix_str(f"pos {c['positions']}, games {c['games']}, "
