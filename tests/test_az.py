@@ -336,6 +336,57 @@ def test_bad_config_names_the_field():
         validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1, "replay_window": 1000})
 
 
+def test_capped_value_is_a_number_or_evaluation():
+    from agents.az.config import capped_setting, validate_az_config
+
+    base = {"backend": "az", "variant": "legacy_ard_ri", "iterations": 1}
+    assert capped_setting(validate_az_config({**base, "capped_value": "evaluation"})) == "evaluation"
+    assert capped_setting(validate_az_config({**base, "capped_value": -0.5})) == -0.5
+    for bad in ("eval", 1.5):
+        with pytest.raises(ConfigError, match="'capped_value'"):
+            validate_az_config({**base, "capped_value": bad})
+
+
+def test_capped_values_score_the_last_position_by_the_greedy_evaluation():
+    from agents.az.selfplay import capped_values
+    from agents.greedy.agent import VALUE_SCALE, GreedyAgent
+
+    engine = engine_for(make_rules("legacy_tawlbwrdd"))
+    state = engine.initial_state(1)
+    assert capped_values(engine, state, 0.25) == (0.25, 0.25)
+    assert capped_values(engine, state, "evaluation") == (0.0, 0.0)     # the start is worth E0
+    rng = np.random.default_rng(3)
+    for _ in range(30):                                                   # a random walk from the start
+        engine.step(state, np.array([rng.choice(np.flatnonzero(engine.legal_action_mask(state)[0]))]))
+    greedy = GreedyAgent(seed=0)
+    e, e0 = greedy.evaluate(engine, state)[0], greedy.evaluate(engine, engine.initial_state(1))[0]
+    attackers, defenders = capped_values(engine, state, "evaluation", greedy)
+    assert defenders == pytest.approx(math.tanh((e - e0) / VALUE_SCALE)) and attackers == -defenders != 0
+
+
+def test_capped_games_by_evaluation_give_each_side_its_own_value():
+    from agents.az.config import search_settings, selfplay_settings, validate_az_config
+    from agents.az.network import AZNet, Evaluator
+    from agents.az.selfplay import GameBatch, SelfPlay
+
+    batch = GameBatch()          # a pair is (attackers', defenders') value of a capped game
+    records = [(np.zeros((1, 1, 1), np.uint8), np.array([0]), np.array([1.0]), side, 0.0) for side in (0, 1, 0)]
+    batch.add_game(records, -1, True, 3, 0.0, (-0.4, 0.4))
+    assert batch.values[0].tolist() == pytest.approx([-0.4, 0.4, -0.4])
+
+    engine = engine_for(make_rules("legacy_ard_ri", max_turns=12))
+    cfg = validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1, "games": 8,
+                              "simulations": 4, "fast_simulations": 4, "full_search_fraction": 1.0,
+                              "opening_moves": 12, "considered_actions": 4, "capped_value": "evaluation"})
+    play = SelfPlay(engine, Evaluator(AZNet(engine.n, channels=4, blocks=0, value_hidden=8)), search_settings(cfg),
+                    selfplay_settings(cfg), np.random.default_rng(0), sparring=None)
+    out = play.play(40)
+    assert out.results["capped"] > 0
+    judged = [np.unique(np.abs(v)) for v in out.values]
+    assert all(len(j) == 1 and j[0] < 1 for j in judged if j.max() < 1)   # one size for both sides of a capped game
+    assert any(0 < j[0] < 1 for j in judged)
+
+
 @pytest.mark.slow
 def test_ray_workers_on_a_local_cluster(tmp_path):
     pytest.importorskip("ray")

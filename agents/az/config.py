@@ -32,7 +32,7 @@ from ..schema import (MAX_WEIGHTS_BYTES, NETWORK_BOUNDS, ConfigError, FieldSpec,
                       check_non_negative, check_positive, check_schema, check_seed, check_unit)
 from ..train_fields import TRAINING_FIELDS, rules_of
 from .search import INTERIOR_RULES, ROOT_RULES, SearchSettings
-from .selfplay import SelfPlaySettings
+from .selfplay import CAPPED_BY_EVALUATION, SelfPlaySettings
 from .symmetry import SYMMETRY_SETS
 
 __all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of", "window_bytes", "network_bytes", "MAX_GAMES",
@@ -75,6 +75,12 @@ def _size(name):
 
 def _value(v):
     return None if -1 <= v <= 1 else f"must lie in [-1, 1], got {v}"
+
+
+def _capped_value(v):
+    if isinstance(v, str):
+        return None if v == CAPPED_BY_EVALUATION else f"must be a number in [-1, 1] or {CAPPED_BY_EVALUATION!r}, got {v!r}"
+    return _value(v)
 
 
 HEADS = ("board", "sizeless")
@@ -150,7 +156,9 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "root_check": FieldSpec((bool,), False, True, "check every root's wins and losses in one exactly", None),
     # targets
     "draw_value": FieldSpec(_NUM, False, 0.0, "value target of a drawn game, for both sides", _value),
-    "capped_value": FieldSpec(_NUM, False, 0.0, "value target of a game cut at the move cap, for both sides", _value),
+    "capped_value": FieldSpec(_NUM + (str,), False, 0.0, "value target of a game cut at the move cap, for both "
+                              "sides, or 'evaluation': its last position's static value (agents/az/selfplay.py)",
+                              _capped_value),
     "value_mix": FieldSpec(_NUM, False, 0.0, "weight of the root's search value in the value target", check_unit),
     # warm start (off by default: tabula rasa)
     "warm_start_games": FieldSpec((int,), False, 0, "games of the warm-start agent against itself whose "
@@ -260,6 +268,12 @@ def search_settings(cfg: dict) -> SearchSettings:
                           leaves_per_tree=cfg["leaves_per_tree"], root_check=cfg["root_check"])
 
 
+def capped_setting(cfg: dict) -> float | str:
+    """The config's ``capped_value``: a number, or :data:`~agents.az.selfplay.CAPPED_BY_EVALUATION`."""
+    v = cfg["capped_value"]
+    return v if v == CAPPED_BY_EVALUATION else float(v)
+
+
 def selfplay_settings(cfg: dict) -> SelfPlaySettings:
     return SelfPlaySettings(games=cfg["games"], simulations=cfg["simulations"],
                             fast_simulations=cfg["fast_simulations"],
@@ -267,7 +281,7 @@ def selfplay_settings(cfg: dict) -> SelfPlaySettings:
                             opening_moves=cfg["opening_moves"], past_share=float(cfg["past_share"]),
                             sparring_share=float(cfg["sparring_share"]),
                             sparring_attacks=float(cfg["sparring_attacks"]),
-                            draw_value=float(cfg["draw_value"]), capped_value=float(cfg["capped_value"]),
+                            draw_value=float(cfg["draw_value"]), capped_value=capped_setting(cfg),
                             value_mix=float(cfg["value_mix"]))
 
 

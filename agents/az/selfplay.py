@@ -21,8 +21,10 @@ What each move does (the settings are the config's, :class:`SelfPlaySettings`):
   games, so the defenders never met a real attack); only the learner's positions are recorded;
 - **value targets**: +1 / -1 for the side to move at each recorded position by the game's
   result; ``draw_value`` for a drawn game and ``capped_value`` for a game cut at the move cap
-  (both sides get the same value); then mixed with the root's search value,
-  ``(1 - value_mix) z + value_mix v_search``.
+  (both sides get the same value), or with ``capped_value = "evaluation"`` the static value of
+  the cut game's last position (:func:`capped_values`: the MCTS agent's heuristic, where games
+  that run to the cap would otherwise teach the value head that every position is worth 0); then
+  mixed with the root's search value, ``(1 - value_mix) z + value_mix v_search``.
 
 Games that are running when :meth:`SelfPlay.play` returns go on at the next call.
 """
@@ -37,10 +39,27 @@ from tafl_env.engine import Engine
 from tafl_env.engine.state import ATTACKER_WINS, DEFENDER_WINS, DRAW, TRUNCATED
 from tafl_env.observation import observe
 
+from ..greedy.agent import GreedyAgent
+
 from .replay import encode_planes
 from .search import BatchedSearch, SearchSettings
 
-__all__ = ["SelfPlaySettings", "SelfPlay", "GameBatch"]
+__all__ = ["SelfPlaySettings", "SelfPlay", "GameBatch", "CAPPED_BY_EVALUATION", "capped_values"]
+
+CAPPED_BY_EVALUATION = "evaluation"
+"""The ``capped_value`` that scores a game cut at the move cap by its last position's evaluation."""
+
+
+def capped_values(engine: Engine, state, capped_value, judge=None):
+    """The value targets ``(attackers', defenders')`` of the game in ``state`` (one row) when it
+    was cut at the move cap: ``capped_value`` for both sides, or for :data:`CAPPED_BY_EVALUATION`
+    the defenders' static value ``tanh((E - E0) / 5)`` of the last position and its negative for
+    the attackers (:meth:`agents.greedy.agent.GreedyAgent.defender_value`; ``judge``: the greedy
+    agent to reuse)."""
+    if capped_value != CAPPED_BY_EVALUATION:
+        return float(capped_value), float(capped_value)
+    d = float((judge or GreedyAgent(seed=0)).defender_value(engine, state)[0])
+    return -d, d
 
 
 @dataclass(frozen=True)
@@ -54,7 +73,7 @@ class SelfPlaySettings:
     sparring_share: float = 0.0
     sparring_attacks: float = 0.5
     draw_value: float = 0.0
-    capped_value: float = 0.0
+    capped_value: float | str = 0.0
     value_mix: float = 0.0
 
 
@@ -91,11 +110,13 @@ class GameBatch:
                 np.concatenate([pad(t, 0.0) for t in self.targets]), np.concatenate(self.values))
 
     def add_game(self, records: list, winner: int, capped: bool, turns: int, draw_value: float,
-                 capped_value: float, value_mix: float = 0.0) -> None:
+                 capped_value: float | tuple, value_mix: float = 0.0) -> None:
         """Count a finished game and add its records ``(planes, legal actions, policy target, side
         to move, search value)``: the value target of each is ``(1 - value_mix) z + value_mix v``,
         ``z`` +1 / -1 by the result for that side (``draw_value`` for a draw, ``capped_value``
-        for a game cut at the move cap)."""
+        for a game cut at the move cap: one value for both sides, or the pair (attackers',
+        defenders') of :func:`capped_values`)."""
+        per_side = capped_value if isinstance(capped_value, tuple) else (capped_value, capped_value)
         self.games += 1
         self.turns += turns
         self.results["capped" if capped else ("draw" if winner == DRAW else ("attacker", "defender")[winner])] += 1
@@ -109,7 +130,7 @@ class GameBatch:
             acts[i, :len(a)] = a
             tgts[i, :len(t)] = t
             if capped or winner == DRAW:
-                z = capped_value if capped else draw_value
+                z = per_side[side] if capped else draw_value
             else:
                 z = 1.0 if winner == side else -1.0
             vals[i] = (1 - value_mix) * z + value_mix * v
@@ -151,6 +172,7 @@ class SelfPlay:
         self.opponent = np.full(b, -1, dtype=np.int64)     # -1: self-play, k: pool[k], -2: sparring
         self.learner_side = np.zeros(b, dtype=np.int64)
         self._records: list[list] = [[] for _ in range(b)]
+        self._judge = GreedyAgent(seed=0) if settings.capped_value == CAPPED_BY_EVALUATION else None
         self._fresh = engine.initial_state(1)
 
     def set_pool(self, evaluators: list) -> None:
@@ -235,5 +257,8 @@ class SelfPlay:
             tally = out.sparring[("attacker", "defender")[side]]
             tally[0] += score
             tally[1] += 1
-        out.add_game(self._records[g], int(state.winner[g]), int(state.reason[g]) == TRUNCATED,
-                     int(state.turn[g]), st.draw_value, st.capped_value, st.value_mix)
+        capped = int(state.reason[g]) == TRUNCATED
+        capped_value = capped_values(self.engine, state.take(np.array([g])), st.capped_value, self._judge) \
+            if capped else st.capped_value
+        out.add_game(self._records[g], int(state.winner[g]), capped, int(state.turn[g]), st.draw_value,
+                     capped_value, st.value_mix)

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from .config import config_agent, rules_of, search_settings, selfplay_settings
+from .config import capped_setting, config_agent, rules_of, search_settings, selfplay_settings
 
 __all__ = ["train_az", "resolve_device", "format_summary"]
 
@@ -389,7 +389,7 @@ def _warm_start(run: "_Run", cfg: dict, teacher, show: bool, writer, deadline: f
     from .warmstart import CACHE_DIR, cache_key, load_cached, save_cached, teacher_games
 
     args = (run.rules, cfg["warm_start_agent"], cfg["warm_start_games"], float(cfg["warm_start_epsilon"]),
-            cfg["seed"], float(cfg["draw_value"]), float(cfg["capped_value"]), cfg["opening_moves"])
+            cfg["seed"], float(cfg["draw_value"]), capped_setting(cfg), cfg["opening_moves"])
     cached = CACHE_DIR / f"{cache_key(*args)}.npz"
     gb = load_cached(cached, run.engine.n)
     if gb is None:
@@ -397,7 +397,7 @@ def _warm_start(run: "_Run", cfg: dict, teacher, show: bool, writer, deadline: f
         # its own generator, so that a cached warm start leaves the run's draws as a played one does
         gb = teacher_games(run.engine, teacher, cfg["warm_start_games"], float(cfg["warm_start_epsilon"]),
                            np.random.default_rng([cfg["seed"], 17]), float(cfg["draw_value"]),
-                           float(cfg["capped_value"]), cfg["opening_moves"], progress=bar.update, deadline=deadline)
+                           capped_setting(cfg), cfg["opening_moves"], progress=bar.update, deadline=deadline)
         bar.close()
         if gb.complete:
             save_cached(cached, gb)

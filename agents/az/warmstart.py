@@ -36,8 +36,9 @@ from tafl_env.engine import Engine
 from tafl_env.engine.state import TRUNCATED
 from tafl_env.observation import observe
 
+from ..greedy.agent import GreedyAgent
 from .replay import encode_planes
-from .selfplay import GameBatch
+from .selfplay import CAPPED_BY_EVALUATION, GameBatch, capped_values
 
 __all__ = ["teacher_games", "cache_key", "load_cached", "save_cached", "CACHE_DIR"]
 
@@ -59,7 +60,7 @@ def _target(agent, i: int, legal: np.ndarray, move: int) -> np.ndarray:
 
 
 def teacher_games(engine: Engine, agent, games: int, epsilon: float, rng: np.random.Generator,
-                  draw_value: float = 0.0, capped_value: float = 0.0, opening_moves: int = 0,
+                  draw_value: float = 0.0, capped_value: float | str = 0.0, opening_moves: int = 0,
                   batch: int = 128, progress=None, deadline: float | None = None) -> GameBatch:
     """``games`` games of ``agent`` (an :class:`agents.base.Agent`) against itself, ``batch`` at a
     time, every position recorded (module docstring). Each game is recorded as it finishes; at
@@ -67,6 +68,7 @@ def teacher_games(engine: Engine, agent, games: int, epsilon: float, rng: np.ran
     (the batch's ``complete`` is then False)."""
     if hasattr(agent, "reuse"):
         agent.reuse = False         # the batch's rows change as games end: no tree to keep
+    judge = GreedyAgent(seed=0) if capped_value == CAPPED_BY_EVALUATION else None
     out = GameBatch()
     left = games
     late = lambda: deadline is not None and time.monotonic() >= deadline
@@ -100,8 +102,10 @@ def teacher_games(engine: Engine, agent, games: int, epsilon: float, rng: np.ran
             out.moves += len(live)
             for g in np.flatnonzero(state.done & ~recorded):
                 recorded[g] = True
-                out.add_game(recs[g], int(state.winner[g]), int(state.reason[g]) == TRUNCATED,
-                             int(state.turn[g]), draw_value, capped_value)
+                capped = int(state.reason[g]) == TRUNCATED
+                out.add_game(recs[g], int(state.winner[g]), capped, int(state.turn[g]), draw_value,
+                             capped_values(engine, state.take(np.array([g])), capped_value, judge)
+                             if capped else capped_value)
                 recs[g] = []
                 if progress is not None:
                     progress(1)

@@ -73,6 +73,10 @@ from ..base import Agent, register_agent
 from . import kernels as _k
 from .scoring import LOSS, UNSAFE, W_CAPTURE, WIN, agent_tables  # noqa: F401 (re-exported)
 
+VALUE_SCALE = 5.0
+"""Evaluation units per unit of ``tanh`` in :meth:`GreedyAgent.defender_value` (the MCTS agent's
+``value_scale`` by default)."""
+
 ATTACKER, DEFENDER = 0, 1
 
 
@@ -202,6 +206,13 @@ class GreedyAgent(Agent):
         _k.evaluate_rows(state.arrays(), engine.kernel_tables, agent_tables(engine), out, stamp,
                          np.zeros(1, dtype=np.int64))
         return out
+
+    def defender_value(self, engine: Engine, state: State, scale: float = VALUE_SCALE) -> np.ndarray:
+        """(B,) the static value of each position for the defenders, ``tanh((E - E0) / scale)``
+        in [-1, 1] (``E0``: the start position's evaluation): the MCTS agent's heuristic leaf
+        value (agents/mcts/agent.py); the attackers' value is its negative."""
+        e0 = float(self.evaluate(engine, engine.initial_state(1))[0])
+        return np.tanh((self.evaluate(engine, state) - e0) / scale)
 
     def opponent_can_win(self, engine: Engine, st: State) -> np.ndarray:
         """(M,) bool for running, chain-free states: the side to move has a reply that wins at once."""

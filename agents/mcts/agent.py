@@ -103,7 +103,7 @@ from tafl_env.memory import fits
 
 from ..base import Agent, register_agent
 from ..spec import DEFAULT_SIMULATIONS, MAX_SECONDS, MAX_SIMULATIONS, PRIORS, ROLLOUTS, AgentSpec, AgentSpecError
-from ..greedy.agent import GreedyAgent, SearchWork, prepare
+from ..greedy.agent import VALUE_SCALE, GreedyAgent, SearchWork, prepare
 from . import kernels as _m
 from .evaluators import Evaluator, GreedyEvaluator, NetworkEvaluator, RolloutEvaluator
 from . import netsearch as _net
@@ -193,7 +193,7 @@ class MCTSAgent(Agent):
 
     def __init__(self, simulations: int = 64, evaluator: Evaluator | None = None,
                  seconds: float | None = None, selection: str | None = None,
-                 c_puct: float = 1.5, c_uct: float = 1.4, value_scale: float = 5.0,
+                 c_puct: float = 1.5, c_uct: float = 1.4, value_scale: float = VALUE_SCALE,
                  prior_temperature: float = 1.0, leaves_per_tree: int = 8, reuse: bool = True,
                  seed: int | None = None):
         super().__init__(seed)
