@@ -16,8 +16,8 @@ What each move does (the settings are the config's, :class:`SelfPlaySettings`):
   side's play collapsing while the other improves) with 25% of such games;
 - **games against a sparring agent** (``sparring_share`` of the games, when the run names one,
   e.g. ``mcts:100``; the learner attacks in ``sparring_attacks`` of them, 0.5 by default: its side
-  drawn at random): the other side is played by that fixed agent, so each side of the learner keeps meeting an opponent that punishes its mistakes even
-  while its own other side is weak (measured need: Ard Ri's self-play attackers won 7% of the
+  drawn at random): the other side is played by that fixed agent, so each side of the learner
+  keeps meeting an opponent that punishes its mistakes even while its own other side is weak (measured need: Ard Ri's self-play attackers won 7% of the
   games, so the defenders never met a real attack); only the learner's positions are recorded;
 - **value targets**: +1 / -1 for the side to move at each recorded position by the game's
   result; ``draw_value`` for a drawn game and ``capped_value`` for a game cut at the move cap
@@ -53,8 +53,8 @@ CAPPED_BY_EVALUATION = "evaluation"
 def capped_values(engine: Engine, state, capped_value, judge=None):
     """The value targets ``(attackers', defenders')`` of the game in ``state`` (one row) when it
     was cut at the move cap: ``capped_value`` for both sides, or for :data:`CAPPED_BY_EVALUATION`
-    the defenders' static value ``tanh((E - E0) / 5)`` of the last position and its negative for
-    the attackers (:meth:`agents.greedy.agent.GreedyAgent.defender_value`; ``judge``: the greedy
+    the defenders' static value ``tanh((E - E0) / VALUE_SCALE)`` of the last position and its
+    negative for the attackers (:meth:`agents.greedy.agent.GreedyAgent.defender_value`; ``judge``: the greedy
     agent to reuse)."""
     if capped_value != CAPPED_BY_EVALUATION:
         return float(capped_value), float(capped_value)
