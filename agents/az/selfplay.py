@@ -17,8 +17,9 @@ What each move does (the settings are the config's, :class:`SelfPlaySettings`):
 - **games against a sparring agent** (``sparring_share`` of the games, when the run names one,
   e.g. ``mcts:100``; the learner attacks in ``sparring_attacks`` of them, 0.5 by default: its side
   drawn at random): the other side is played by that fixed agent, so each side of the learner
-  keeps meeting an opponent that punishes its mistakes even while its own other side is weak (measured need: Ard Ri's self-play attackers won 7% of the
-  games, so the defenders never met a real attack); only the learner's positions are recorded;
+  keeps meeting an opponent that punishes its mistakes even while its own other side is weak
+  (measured need: Ard Ri's self-play attackers won 7% of the games, so the defenders never met a
+  real attack); only the learner's positions are recorded;
 - **value targets**: +1 / -1 for the side to move at each recorded position by the game's
   result; ``draw_value`` for a drawn game and ``capped_value`` for a game cut at the move cap
   (both sides get the same value), or with ``capped_value = "evaluation"`` the static value of
