@@ -37,9 +37,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tafl_env.engine import Engine
-from tafl_env.engine.state import ATTACKER_WINS, DEFENDER_WINS, DRAW, TRUNCATED
+from tafl_env.engine.state import DRAW, RESULT_NAMES, TRUNCATED
 from tafl_env.observation import observe
+from tafl_env.rules import SIDES
 
+from ..evaluation.stats import attacker_score
 from ..greedy.agent import GreedyAgent
 
 from .replay import encode_planes
@@ -120,7 +122,7 @@ class GameBatch:
         per_side = capped_value if isinstance(capped_value, tuple) else (capped_value, capped_value)
         self.games += 1
         self.turns += turns
-        self.results["capped" if capped else ("draw" if winner == DRAW else ("attacker", "defender")[winner])] += 1
+        self.results["capped" if capped else ("draw" if winner == DRAW else SIDES[winner])] += 1
         if not records:
             return
         width = max(len(r[1]) for r in records)
@@ -139,6 +141,15 @@ class GameBatch:
         self.actions.append(acts)
         self.targets.append(tgts)
         self.values.append(vals)
+
+    def add_finished(self, engine: Engine, state, g: int, records: list, draw_value: float, capped_value,
+                     value_mix: float = 0.0, judge=None) -> None:
+        """:meth:`add_game` for row ``g`` of ``state``, a finished game: its result, whether it was
+        cut at the move cap (then valued by :func:`capped_values`) and its length."""
+        capped = int(state.reason[g]) == TRUNCATED
+        if capped:
+            capped_value = capped_values(engine, state.take(np.array([g])), capped_value, judge)
+        self.add_game(records, int(state.winner[g]), capped, int(state.turn[g]), draw_value, capped_value, value_mix)
 
     def merge(self, other: "GameBatch") -> None:
         for name in ("planes", "actions", "targets", "values"):
@@ -253,13 +264,10 @@ class SelfPlay:
     def _finish(self, g: int, out: GameBatch) -> None:
         st, state = self.settings, self.state
         if self.opponent[g] == -2:
-            side, winner = int(self.learner_side[g]), int(state.winner[g])
-            score = 1.0 if winner == side else (0.0 if winner in (ATTACKER_WINS, DEFENDER_WINS) else 0.5)
-            tally = out.sparring[("attacker", "defender")[side]]
-            tally[0] += score
+            side = int(self.learner_side[g])
+            attacker = attacker_score(RESULT_NAMES[int(state.winner[g])] or "draw")     # a capped game: 1/2
+            tally = out.sparring[SIDES[side]]
+            tally[0] += attacker if side == 0 else 1.0 - attacker
             tally[1] += 1
-        capped = int(state.reason[g]) == TRUNCATED
-        capped_value = capped_values(self.engine, state.take(np.array([g])), st.capped_value, self._judge) \
-            if capped else st.capped_value
-        out.add_game(self._records[g], int(state.winner[g]), capped, int(state.turn[g]), st.draw_value,
-                     capped_value, st.value_mix)
+        out.add_finished(self.engine, state, g, self._records[g], st.draw_value, st.capped_value, st.value_mix,
+                         self._judge)

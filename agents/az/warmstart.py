@@ -33,12 +33,11 @@ from pathlib import Path
 import numpy as np
 
 from tafl_env.engine import Engine
-from tafl_env.engine.state import TRUNCATED
 from tafl_env.observation import observe
 
 from ..greedy.agent import GreedyAgent
 from .replay import encode_planes
-from .selfplay import CAPPED_BY_EVALUATION, GameBatch, capped_values
+from .selfplay import CAPPED_BY_EVALUATION, GameBatch
 
 __all__ = ["teacher_games", "cache_key", "load_cached", "save_cached", "CACHE_DIR"]
 
@@ -102,10 +101,7 @@ def teacher_games(engine: Engine, agent, games: int, epsilon: float, rng: np.ran
             out.moves += len(live)
             for g in np.flatnonzero(state.done & ~recorded):
                 recorded[g] = True
-                capped = int(state.reason[g]) == TRUNCATED
-                out.add_game(recs[g], int(state.winner[g]), capped, int(state.turn[g]), draw_value,
-                             capped_values(engine, state.take(np.array([g])), capped_value, judge)
-                             if capped else capped_value)
+                out.add_finished(engine, state, g, recs[g], draw_value, capped_value, judge=judge)
                 recs[g] = []
                 if progress is not None:
                     progress(1)

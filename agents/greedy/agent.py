@@ -211,8 +211,11 @@ class GreedyAgent(Agent):
         """(B,) the static value of each position for the defenders, ``tanh((E - E0) / scale)``
         in [-1, 1] (``E0``: the start position's evaluation): the MCTS agent's heuristic leaf
         value (agents/mcts/agent.py); the attackers' value is its negative."""
-        e0 = float(self.evaluate(engine, engine.initial_state(1))[0])
-        return np.tanh((self.evaluate(engine, state) - e0) / scale)
+        return np.tanh((self.evaluate(engine, state) - self.start_evaluation(engine)) / scale)
+
+    def start_evaluation(self, engine: Engine) -> float:
+        """``E0``: the evaluation of the variant's start position (from the defenders' side)."""
+        return float(self.evaluate(engine, engine.initial_state(1))[0])
 
     def opponent_can_win(self, engine: Engine, st: State) -> np.ndarray:
         """(M,) bool for running, chain-free states: the side to move has a reply that wins at once."""

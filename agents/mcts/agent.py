@@ -291,7 +291,7 @@ class MCTSAgent(Agent):
             w.path_edges = np.zeros(MAX_DEPTH, dtype=np.int64)
         e0 = self._e0.get(id(engine))
         if e0 is None:
-            e0 = self._e0[id(engine)] = float(self.greedy.evaluate(engine, engine.initial_state(1))[0])
+            e0 = self._e0[id(engine)] = self.greedy.start_evaluation(engine)
         return w, e0
 
     def choose(self, engine: Engine, state: State) -> np.ndarray:
