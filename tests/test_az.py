@@ -501,6 +501,40 @@ def test_sparring_attacks_sets_the_learners_side_in_sparring_games(attacks, side
     assert score <= won + drawn / 2
 
 
+def test_sparring_defender_defends_where_the_learner_attacks():
+    from agents.az.config import search_settings, selfplay_settings, validate_az_config
+    from agents.az.network import AZNet, Evaluator
+    from agents.az.selfplay import SelfPlay
+
+    engine = engine_for(make_rules("legacy_ard_ri", max_turns=20))
+    cfg = validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1, "sparring": "mcts:10",
+                              "sparring_defender": "greedy", "sparring_share": 1.0, "past_share": 0.0,
+                              "games": 16, "simulations": 4, "fast_simulations": 4, "full_search_fraction": 1.0,
+                              "opening_moves": 0, "considered_actions": 4})
+    partner, defender = _CountingSparring(), _CountingSparring()
+    play = SelfPlay(engine, Evaluator(AZNet(engine.n, channels=4, blocks=0, value_hidden=8)), search_settings(cfg),
+                    selfplay_settings(cfg), np.random.default_rng(0), sparring=partner, sparring_defender=defender)
+    batch = play.play(1)
+    assert set(play.learner_side.tolist()) == {0, 1}            # the learner on both sides among the 16
+    batch.merge(play.play(20))
+    # the sparring agent only ever moved the attackers (the learner defending), the defender only the defenders
+    assert partner.sides == {0} and defender.sides == {1}
+    assert batch.sparring["attacker"][1] > 0 and batch.sparring["defender"][1] > 0
+
+
+def test_sparring_defender_needs_a_sparring_agent_and_a_valid_spec(tmp_path):
+    from agents.az.config import validate_az_config
+    from agents.az.train import train_az
+
+    with pytest.raises(ConfigError, match="'sparring_defender'.*needs a sparring agent"):
+        validate_az_config({"backend": "az", "variant": "legacy_ard_ri", "iterations": 1,
+                            "sparring_defender": "greedy"})
+    with pytest.raises(ConfigError, match="'sparring_defender'"):
+        train_az(_tiny("legacy_ard_ri", sparring="greedy", sparring_defender="nonsense:3"), out_dir=tmp_path / "a",
+                 progress=False)
+    assert not (tmp_path / "a").exists()
+
+
 def test_warm_start_and_sparring_specs_are_checked_before_anything_is_written(tmp_path):
     from agents.az.config import validate_az_config
     from agents.az.train import train_az

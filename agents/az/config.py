@@ -36,7 +36,8 @@ from .selfplay import CAPPED_BY_EVALUATION, SelfPlaySettings
 from .symmetry import SYMMETRY_SETS
 
 __all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of", "window_bytes", "network_bytes", "MAX_GAMES",
-           "MAX_REPLAY_WINDOW", "MAX_MEMORY_BYTES", "search_settings", "selfplay_settings", "config_agent"]
+           "MAX_REPLAY_WINDOW", "MAX_MEMORY_BYTES", "search_settings", "selfplay_settings", "config_agent",
+           "sparring_agents", "agent_specs", "AGENT_FIELDS"]
 
 MAX_GAMES = 65_536
 """The most games played at once (self-play's batch, an evaluation's games per side)."""
@@ -174,6 +175,9 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
                                 "(when one is named)", check_unit),
     "sparring_attacks": FieldSpec(_NUM, False, 0.5, "share of the sparring games in which the learner "
                                   "attacks (0.5: its side drawn at random; 1: it always attacks)", check_unit),
+    "sparring_defender": FieldSpec((str, type(None)), False, None, "the agent (spec) that defends in the "
+                                   "sparring games where the learner attacks, e.g. greedy: a defence it can "
+                                   "beat; null: the sparring agent", _spec),
     # replay and learner
     "replay_window": FieldSpec((int,), False, 100_000, "positions kept in the replay window",
                                check_between(1, MAX_REPLAY_WINDOW)),
@@ -209,16 +213,27 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
 """The fields of an AZ training config: types, whether required, default, meaning and range check."""
 
 
+AGENT_FIELDS = ("warm_start_agent", "sparring", "sparring_defender")
+"""The fields that name one agent spec (``eval_opponents`` names a list of them)."""
+
+
+def agent_specs(cfg: dict) -> list[tuple[str, str]]:
+    """(field, spec) of every agent the config names, null fields left out."""
+    specs = [(f, cfg[f]) for f in AGENT_FIELDS] + [("eval_opponents", x) for x in cfg["eval_opponents"]]
+    return [(f, spec) for f, spec in specs if spec is not None]
+
+
 def validate_az_config(raw: Any, source: str = "az config") -> dict[str, Any]:
     """Check a parsed config against :data:`AZ_SCHEMA`; return it with the defaults filled."""
     cfg = check_schema(raw, AZ_SCHEMA, source)
-    specs = [("warm_start_agent", cfg["warm_start_agent"]), ("sparring", cfg["sparring"])]
-    for field, spec in specs + [("eval_opponents", x) for x in cfg["eval_opponents"]]:
+    for field, spec in agent_specs(cfg):
         if spec is not None:
             try:
                 check_data_spec(spec, "")     # a config never opts in to unpickling
             except ValueError as exc:
                 raise ConfigError(field, str(exc).lstrip(": "), source) from None
+    if cfg["sparring_defender"] is not None and cfg["sparring"] is None:
+        raise ConfigError("sparring_defender", "needs a sparring agent (sparring is null)", source)
     if cfg["fast_simulations"] > cfg["simulations"]:
         raise ConfigError("fast_simulations", f"must be <= simulations ({cfg['simulations']}), "
                                               f"got {cfg['fast_simulations']}", source)
@@ -286,7 +301,7 @@ def selfplay_settings(cfg: dict) -> SelfPlaySettings:
 
 
 def config_agent(cfg: dict, field: str, seed: int):
-    """The agent that the config's ``field`` names (``warm_start_agent``, ``sparring``), built
+    """The agent that the config's ``field`` names (one of :data:`AGENT_FIELDS`), built
     now so that a bad spec is an error before anything is written; None where the field is
     null."""
     from ..base import make_agent
@@ -303,3 +318,10 @@ def config_agent(cfg: dict, field: str, seed: int):
     if problem:
         raise ConfigError(field, f"agent {spec!r} cannot play this variant: {problem}", "az config")
     return agent
+
+
+def sparring_agents(cfg: dict, seed: int) -> dict:
+    """The keyword arguments ``sparring`` and ``sparring_defender`` of
+    :class:`~agents.az.selfplay.SelfPlay`: the config's agents, built with seeds of their own."""
+    return {"sparring": config_agent(cfg, "sparring", seed),
+            "sparring_defender": config_agent(cfg, "sparring_defender", seed + 1)}

@@ -19,7 +19,10 @@ What each move does (the settings are the config's, :class:`SelfPlaySettings`):
   drawn at random): the other side is played by that fixed agent, so each side of the learner
   keeps meeting an opponent that punishes its mistakes even while its own other side is weak
   (measured need: Ard Ri's self-play attackers won 7% of the games, so the defenders never met a
-  real attack); only the learner's positions are recorded;
+  real attack); only the learner's positions are recorded. Where ``sparring_defender`` names
+  another agent, that one defends when the learner attacks: an attack that never wins against
+  the sparring agent (Berserk's against ``mcts:100``) still meets a defence it can beat, so that
+  its value and policy targets hold wins;
 - **value targets**: +1 / -1 for the side to move at each recorded position by the game's
   result; ``draw_value`` for a drawn game and ``capped_value`` for a game cut at the move cap
   (both sides get the same value), or with ``capped_value = "evaluation"`` the static value of
@@ -168,14 +171,17 @@ class GameBatch:
 class SelfPlay:
     """``settings.games`` games of ``engine`` played by ``evaluate`` (the current network) and,
     in ``sparring_share`` of them, the ``sparring`` agent (an :class:`agents.base.Agent`; none by
-    default), in ``past_share`` of them a past network (:meth:`set_pool`)."""
+    default; ``sparring_defender``, where given, defends in those the learner attacks), in
+    ``past_share`` of them a past network (:meth:`set_pool`)."""
 
     def __init__(self, engine: Engine, evaluate, search: SearchSettings, settings: SelfPlaySettings,
-                 rng: np.random.Generator, sparring=None):
+                 rng: np.random.Generator, sparring=None, sparring_defender=None):
         self.engine, self.settings, self.rng = engine, settings, rng
         self.sparring = sparring
-        if sparring is not None and hasattr(sparring, "reuse"):
-            sparring.reuse = False      # it moves in a different subset of the games each turn
+        self.sparring_defender = sparring if sparring_defender is None else sparring_defender
+        for agent in (self.sparring, self.sparring_defender):
+            if agent is not None and hasattr(agent, "reuse"):
+                agent.reuse = False      # it moves in a different subset of the games each turn
         self.search_settings = search
         self.search = BatchedSearch(engine, evaluate, search, rng)
         self.pool: list[BatchedSearch] = []
@@ -229,8 +235,10 @@ class SelfPlay:
             for k, search in enumerate(self.pool):
                 groups.append((search, np.flatnonzero(~mine & (self.opponent == k))))
             sparring = np.flatnonzero(~mine & (self.opponent == -2))
-            if len(sparring):
-                actions[sparring] = self.sparring.act(eng, state.take(sparring))
+            defends = self.learner_side[sparring] == 0      # the learner attacks (side 0)
+            for agent, rows in ((self.sparring, sparring[~defends]), (self.sparring_defender, sparring[defends])):
+                if len(rows):
+                    actions[rows] = agent.act(eng, state.take(rows))
             for gi, (search, rows) in enumerate(groups):
                 if not len(rows):
                     continue

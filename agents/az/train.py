@@ -48,7 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from .config import capped_setting, config_agent, rules_of, search_settings, selfplay_settings
+from .config import (agent_specs, capped_setting, config_agent, rules_of, search_settings, selfplay_settings,
+                     sparring_agents)
 
 __all__ = ["train_az", "resolve_device", "format_summary"]
 
@@ -57,8 +58,8 @@ COUNTERS = ("iteration", "positions", "moves", "games", "learner_steps", "leaf_e
 
 
 def check_config_agents(cfg: dict) -> None:
-    """Build every agent the config names (``warm_start_agent``, ``sparring``, each of
-    ``eval_opponents``), check it against the rules and let it play one move of the opening, as
+    """Build every agent the config names (``warm_start_agent``, ``sparring``, ``sparring_defender``,
+    each of ``eval_opponents``), check it against the rules and let it play one move of the opening, as
     the PPO trainer checks its opponents: a missing model or one of another game is a
     :class:`~agents.schema.ConfigError` naming the field now, not a traceback at the first
     evaluation after the whole training budget. The agents are thrown away (each use builds its
@@ -67,10 +68,8 @@ def check_config_agents(cfg: dict) -> None:
     from ..schema import ConfigError
 
     rules = rules_of(cfg)
-    specs = [("warm_start_agent", cfg["warm_start_agent"]), ("sparring", cfg["sparring"])]
-    specs += [("eval_opponents", spec) for spec in cfg["eval_opponents"]]
-    for field, spec in specs:
-        problem = None if spec is None else first_move_problem(spec, rules)
+    for field, spec in agent_specs(cfg):
+        problem = first_move_problem(spec, rules)
         if problem:
             raise ConfigError(field, f"{spec!r} cannot play {rules.name}: {problem}", "az config")
 
@@ -461,7 +460,7 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     show = cfg["progress_bar"] if progress is None else progress
     check_config_agents(cfg)
     teacher = config_agent(cfg, "warm_start_agent", cfg["seed"] + 17) if cfg["warm_start_games"] else None
-    config_agent(cfg, "sparring", 0)    # checked before anything is written; built below
+    sparring_agents(cfg, 0)    # checked before anything is written; built below
     if cfg["init_model"] is not None and resume_dir is None:
         from tafl_env.game import engine_for
 
@@ -504,7 +503,7 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
 
         sp_rng = np.random.default_rng([cfg["seed"], run.counters["iteration"]])
         selfplay = SelfPlay(run.engine, Evaluator(run.net, device), search_settings(cfg), selfplay_settings(cfg), sp_rng,
-                            sparring=config_agent(cfg, "sparring", cfg["seed"] + 31 * (run.counters["iteration"] + 1)))
+                            **sparring_agents(cfg, cfg["seed"] + 31 * (run.counters["iteration"] + 1)))
         selfplay.set_pool([Evaluator(n, device) for n in run.pool_nets()])
     c = run.counters
     t0 = time.monotonic()

@@ -33,7 +33,7 @@ def _worker_class():
 
             from tafl_env.game import engine_for
 
-            from .config import config_agent, rules_of, search_settings, selfplay_settings
+            from .config import rules_of, sparring_agents, search_settings, selfplay_settings
             from .network import AZNet, Evaluator
             from .selfplay import SelfPlay
 
@@ -46,7 +46,7 @@ def _worker_class():
             self.net = AZNet(**self.shape)
             self.selfplay = SelfPlay(engine, Evaluator(self.net), search_settings(cfg),
                                      selfplay_settings(cfg), np.random.default_rng(seed),
-                                     sparring=config_agent(cfg, "sparring", seed + 31))
+                                     **sparring_agents(cfg, seed + 31))
             self.pool_version = -1
 
         def _net(self, weights: dict):
