@@ -227,11 +227,10 @@ def validate_az_config(raw: Any, source: str = "az config") -> dict[str, Any]:
     """Check a parsed config against :data:`AZ_SCHEMA`; return it with the defaults filled."""
     cfg = check_schema(raw, AZ_SCHEMA, source)
     for field, spec in agent_specs(cfg):
-        if spec is not None:
-            try:
-                check_data_spec(spec, "")     # a config never opts in to unpickling
-            except ValueError as exc:
-                raise ConfigError(field, str(exc).lstrip(": "), source) from None
+        try:
+            check_data_spec(spec, "")     # a config never opts in to unpickling
+        except ValueError as exc:
+            raise ConfigError(field, str(exc).lstrip(": "), source) from None
     if cfg["sparring_defender"] is not None and cfg["sparring"] is None:
         raise ConfigError("sparring_defender", "needs a sparring agent (sparring is null)", source)
     if cfg["fast_simulations"] > cfg["simulations"]:

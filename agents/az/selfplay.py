@@ -235,8 +235,12 @@ class SelfPlay:
             for k, search in enumerate(self.pool):
                 groups.append((search, np.flatnonzero(~mine & (self.opponent == k))))
             sparring = np.flatnonzero(~mine & (self.opponent == -2))
-            defends = self.learner_side[sparring] == 0      # the learner attacks (side 0)
-            for agent, rows in ((self.sparring, sparring[~defends]), (self.sparring_defender, sparring[defends])):
+            if self.sparring_defender is self.sparring:     # one agent: one call over all its games
+                movers = ((self.sparring, sparring),)
+            else:
+                defends = self.learner_side[sparring] == 0      # the learner attacks (side 0)
+                movers = ((self.sparring, sparring[~defends]), (self.sparring_defender, sparring[defends]))
+            for agent, rows in movers:
                 if len(rows):
                     actions[rows] = agent.act(eng, state.take(rows))
             for gi, (search, rows) in enumerate(groups):

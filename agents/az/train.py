@@ -460,7 +460,6 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
     show = cfg["progress_bar"] if progress is None else progress
     check_config_agents(cfg)
     teacher = config_agent(cfg, "warm_start_agent", cfg["seed"] + 17) if cfg["warm_start_games"] else None
-    sparring_agents(cfg, 0)    # checked before anything is written; built below
     if cfg["init_model"] is not None and resume_dir is None:
         from tafl_env.game import engine_for
 
