@@ -20,7 +20,9 @@ The search is :class:`~agents.az.search.BatchedSearch` with a Gumbel root and no
 (``gumbel_scale=0``: the ``considered`` moves of the highest prior, the move among the most
 visited by ``logits + sigma(q)``), so an agent plays the same game for the same position; every
 game of a batch is searched at once. The model records its rules (:mod:`.checkpoint`): the agent
-refuses any other game (another move cap is fine).
+refuses any other game (another move cap is fine). It also records the leaf value self-play
+searched with (``static_value_weight``: the greedy evaluation's share, :mod:`.search`), and the
+agent searches with it.
 """
 
 from __future__ import annotations
@@ -138,7 +140,8 @@ class AZAgent(Agent):
             plays): a Gumbel root considers only the moves of the highest priors, and a search
             of a few dozen simulations rarely proves a fork three plies deep.
         **search: :class:`~agents.az.search.SearchSettings` fields (``root``, ``considered``,
-            ``gumbel_scale``, ...).
+            ``gumbel_scale``, ...); those the model's record keeps (``static_value_weight``: the
+            search it was trained with) default to the record's.
     """
 
     name = "az"
@@ -153,9 +156,11 @@ class AZAgent(Agent):
             from tafl_env.memory import fits
 
             fits(tree_bytes(int(simulations)), f"az with {int(simulations)} simulations (a search tree per game)")
-        search.setdefault("gumbel_scale", 0.0)
-        self.settings = SearchSettings(**search)
         self.model = _Model(model, record, device)
+        search.setdefault("gumbel_scale", 0.0)
+        for key, value in self.model.record.get("search", {}).items():    # as the network was trained
+            search.setdefault(key, value)
+        self.settings = SearchSettings(**search)
         self.simulations = int(simulations)
         self.seconds = None if seconds is None else float(seconds)
         self._per_sim: float | None = None       # seconds per simulation run, measured

@@ -6,8 +6,10 @@ state as tensors, JSON and plain arrays. Nothing is unpickled.
 ``torch.load(..., weights_only=True)`` — torch's restricted unpickler, which refuses any object
 but tensors and plain containers, so a crafted file cannot run code — and ``NAME.json``, the
 record: the format, the variant and its rule fields (:func:`agents.model_rules.model_info`, so the
-agent refuses any other game), the network's shape (to rebuild it) and free notes (positions
-trained on, the run). Every tensor name and shape is checked against the rebuilt network.
+agent refuses any other game), the network's shape (to rebuild it), the search settings it was
+trained with that the agent keeps (``search``: :data:`~agents.az.config.SEARCH_FIELDS`; absent in
+older records, which searched with the defaults) and free notes (positions trained on, the run).
+Every tensor name and shape is checked against the rebuilt network.
 
 **A training checkpoint** is a folder ``OUT/checkpoints/iter_XXXXXX/``: ``model.pt`` +
 ``model.json``, ``optimizer.pt`` (the optimiser's state, tensors and numbers, also loaded with
@@ -42,7 +44,7 @@ from tafl_env.rules import RuleSet
 
 from ..schema import MAX_WEIGHTS_BYTES, NETWORK_BOUNDS
 from ..weights import CheckpointError, check_tensors, refusal_reason
-from .config import HEADS
+from .config import HEADS, SEARCH_FIELDS
 from .network import AZNet, shape_problem
 
 __all__ = ["FORMAT", "CheckpointError", "save_model", "load_model", "read_record", "model_paths",
@@ -64,10 +66,13 @@ def model_paths(path: str | os.PathLike) -> tuple[Path, Path]:
     return p.with_suffix(".pt"), p.with_suffix(".json")
 
 
-def save_model(path: str | os.PathLike, net: AZNet, rules: RuleSet, **notes: Any) -> Path:
-    """Write ``path`` (.pt, the weights) and its .json record; returns the .pt path. Weights
-    holding nan or inf are refused (:class:`CheckpointError`) and nothing is written: a diverged
-    network must never replace a good model."""
+def save_model(path: str | os.PathLike, net: AZNet, rules: RuleSet, search: dict | None = None,
+               **notes: Any) -> Path:
+    """Write ``path`` (.pt, the weights) and its .json record; returns the .pt path. ``search``:
+    the search settings the network was trained with that the agent plays with too
+    (:data:`~agents.az.config.SEARCH_FIELDS`; the record keeps them). Weights holding nan or inf are refused
+    (:class:`CheckpointError`) and nothing is written: a diverged network must never replace a
+    good model."""
     from ..model_rules import model_info
 
     pt, js = model_paths(path)
@@ -75,6 +80,11 @@ def save_model(path: str | os.PathLike, net: AZNet, rules: RuleSet, **notes: Any
     check_tensors(state, pt)
     pt.parent.mkdir(parents=True, exist_ok=True)
     record = {"format": FORMAT, **model_info(rules), "network": net.shape(), "notes": notes}
+    if search:
+        problem = search_problem(search)
+        if problem:
+            raise CheckpointError(f"bad search settings for {pt}: {problem}")
+        record["search"] = dict(search)
     tmp = pt.with_suffix(".pt.tmp")
     th.save(state, tmp)
     os.replace(tmp, pt)
@@ -116,7 +126,24 @@ def read_record(path: str | os.PathLike) -> dict:
         problem = f"head must be one of {HEADS}, got {str(shape['head'])[:40]!r}"
     if problem:
         raise CheckpointError(f"bad network shape in {js}: {problem}")
+    if "search" in record:
+        problem = search_problem(record["search"])
+        if problem:
+            raise CheckpointError(f"bad search settings in {js}: {problem}")
     return record
+
+
+def search_problem(search: object) -> str | None:
+    """What is wrong with a record's ``search`` (a mapping of :data:`SEARCH_FIELDS` to numbers in
+    [0, 1]), or None."""
+    if not isinstance(search, dict):
+        return f"a mapping expected, got {type(search).__name__}"
+    for key, value in search.items():
+        if key not in SEARCH_FIELDS:
+            return f"unknown field {str(key)[:40]!r} (known: {', '.join(SEARCH_FIELDS)})"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            return f"{key} must be a number in [0, 1], got {str(value)[:40]!r}"
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

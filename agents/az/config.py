@@ -37,7 +37,8 @@ from .symmetry import SYMMETRY_SETS
 
 __all__ = ["AZ_SCHEMA", "validate_az_config", "rules_of", "window_bytes", "network_bytes", "MAX_GAMES",
            "MAX_REPLAY_WINDOW", "MAX_MEMORY_BYTES", "search_settings", "selfplay_settings", "config_agent",
-           "sparring_agents", "agent_specs", "AGENT_FIELDS"]
+           "sparring_agents", "agent_specs", "AGENT_FIELDS", "SEARCH_FIELDS",
+           "search_record"]
 
 MAX_GAMES = 65_536
 """The most games played at once (self-play's batch, an evaluation's games per side)."""
@@ -155,6 +156,8 @@ AZ_SCHEMA: dict[str, FieldSpec] = {
     "leaves_per_tree": FieldSpec((int,), False, 4, "walks per tree and forward pass (virtual loss)",
                                  check_between(1, 1024)),
     "root_check": FieldSpec((bool,), False, True, "check every root's wins and losses in one exactly", None),
+    "static_value_weight": FieldSpec(_NUM, False, 0.0, "weight of the greedy evaluation's static value in the "
+                                     "search's leaf value (agents/az/search.py; 0: the network's alone)", check_unit),
     # targets
     "draw_value": FieldSpec(_NUM, False, 0.0, "value target of a drawn game, for both sides", _value),
     "capped_value": FieldSpec(_NUM + (str,), False, 0.0, "value target of a game cut at the move cap, for both "
@@ -279,7 +282,18 @@ def search_settings(cfg: dict) -> SearchSettings:
                           c_scale=float(cfg["c_scale"]), rescale_q=cfg["rescale_q"], c_puct=float(cfg["c_puct"]),
                           dirichlet_alpha=float(cfg["dirichlet_alpha"]),
                           dirichlet_fraction=float(cfg["dirichlet_fraction"]),
-                          leaves_per_tree=cfg["leaves_per_tree"], root_check=cfg["root_check"])
+                          leaves_per_tree=cfg["leaves_per_tree"], root_check=cfg["root_check"],
+                          static_value_weight=float(cfg["static_value_weight"]))
+
+
+SEARCH_FIELDS = ("static_value_weight",)
+"""The search settings a model's record keeps: those that change what a position is worth, so that
+the AZ agent searches as self-play did (:class:`agents.az.agent.AZAgent` reads them)."""
+
+
+def search_record(cfg: dict) -> dict:
+    """The config's :data:`SEARCH_FIELDS`, for a model's record."""
+    return {key: float(cfg[key]) for key in SEARCH_FIELDS}
 
 
 def capped_setting(cfg: dict) -> float | str:

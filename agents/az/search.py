@@ -21,6 +21,14 @@ Every root also gets the greedy scoring's exact check once (``root_check``, as t
 roots do: :func:`agents.mcts.kernels.check_root`): a win in one is played at once, moves that lose
 at once are left out of the search and of the target.
 
+**The leaf value** is the network's, or with ``static_value_weight = w > 0`` the mix ``(1 - w) v +
+w s``, where ``s`` is the greedy evaluation's static value of the leaf for its side to move,
+``tanh((E - E0) / 5)`` for the defenders and its negative for the attackers (the MCTS agent's
+heuristic leaf value: :meth:`agents.greedy.agent.GreedyAgent.defender_value`). AlphaGo mixed its
+value network with rollouts the same way (lambda = 0.5; Silver et al. 2016): a handcrafted term that
+knows at once what a young network has not learned yet (open lines to the escape squares,
+pieces en prise).
+
 Trees are not kept between moves (Sequential Halving plans a fresh budget at each root).
 """
 
@@ -33,7 +41,7 @@ import numpy as np
 from tafl_env.engine import Engine, State
 from tafl_env.engine.rows import load_rows
 
-from ..greedy.agent import SearchWork, prepare
+from ..greedy.agent import DEFENDER, GreedyAgent, SearchWork, prepare
 from ..mcts import kernels as _m
 from ..mcts.forest import Forest, round_buffers
 from ..mcts import netsearch as _f
@@ -65,6 +73,7 @@ class SearchSettings:
     dirichlet_fraction: float = 0.25
     leaves_per_tree: int = 4
     root_check: bool = True
+    static_value_weight: float = 0.0
 
     def __post_init__(self):
         if self.root not in ROOT_RULES:
@@ -78,9 +87,9 @@ class SearchSettings:
         for key in ("c_visit", "c_scale", "c_puct", "dirichlet_alpha"):
             if not float(getattr(self, key)) > 0:
                 raise ValueError(f"{key} must be > 0, got {getattr(self, key)!r}")
-        for key in ("gumbel_scale", "dirichlet_fraction"):
+        for key in ("gumbel_scale", "dirichlet_fraction", "static_value_weight"):
             v = float(getattr(self, key))
-            if not 0 <= v <= (1 if key == "dirichlet_fraction" else float("inf")):
+            if not 0 <= v <= (float("inf") if key == "gumbel_scale" else 1):
                 raise ValueError(f"{key} out of range, got {getattr(self, key)!r}")
 
 
@@ -120,6 +129,7 @@ class BatchedSearch:
         self._sig = np.zeros(na)
         self._probs = np.zeros(na)
         self.leaf_evaluations = 0       # positions sent to the network, all searches together
+        self._judge = GreedyAgent(seed=0) if settings.static_value_weight > 0 else None
 
     def _setup(self, state: State) -> SearchWork:
         prepare(state, MAX_DEPTH + 4)
@@ -182,7 +192,16 @@ class BatchedSearch:
     def _evaluate_leaves(self, engine: Engine, leaves: State) -> tuple[np.ndarray, np.ndarray]:
         logits, values = self.evaluate(engine, leaves)
         self.leaf_evaluations += len(leaves)
+        if self._judge is not None:
+            values = self._mix_static(engine, leaves, values)
         return np.ascontiguousarray(logits, dtype=np.float32), np.ascontiguousarray(values, dtype=np.float64)
+
+    def _mix_static(self, engine: Engine, leaves: State, values: np.ndarray) -> np.ndarray:
+        """``(1 - w) values + w s`` (module docstring, "The leaf value")."""
+        w = self.settings.static_value_weight
+        defenders = self._judge.defender_value(engine, leaves)
+        static = np.where(leaves.to_move == DEFENDER, defenders, -defenders)
+        return (1.0 - w) * np.asarray(values, dtype=np.float64) + w * static
 
     def _prepare_roots(self, state, w, f, b, sims, seq, gum, noise) -> np.ndarray:
         """After round 0 (every root expanded): the root check, the noise and the halving

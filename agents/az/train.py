@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from .config import (agent_specs, capped_setting, config_agent, rules_of, search_settings, selfplay_settings,
-                     sparring_agents)
+from .config import (agent_specs, capped_setting, config_agent, rules_of, search_record, search_settings,
+                     selfplay_settings, sparring_agents)
 
 __all__ = ["train_az", "resolve_device", "format_summary"]
 
@@ -292,7 +292,8 @@ class _Run:
         if tmp.exists():
             shutil.rmtree(tmp)
         tmp.mkdir(parents=True)
-        save_model(tmp / "model.pt", self.net, self.rules, iteration=it, positions=self.counters["positions"])
+        save_model(tmp / "model.pt", self.net, self.rules, search=search_record(self.cfg), iteration=it,
+                   positions=self.counters["positions"])
         th.save(self.learner.optimizer.state_dict(), tmp / "optimizer.pt")
         self.window.save(tmp / "replay.npz")
         (tmp / "trainer.json").write_text(json.dumps(
@@ -322,7 +323,8 @@ class _Run:
         from ..evaluation.learning_curve import evaluate_agent
         from .agent import AZAgent, AZPolicyAgent
 
-        record = {"variant": self.rules.name, **_rules_record(self.rules), "network": self.net.shape()}
+        record = {"variant": self.rules.name, **_rules_record(self.rules), "network": self.net.shape(),
+                  "search": search_record(self.cfg)}
         az = AZAgent(self.net, simulations=self.cfg["eval_simulations"], device=self.device, record=record,
                      seed=seed)
         raw = AZPolicyAgent(self.net, device=self.device, record=record, seed=seed)
@@ -608,7 +610,7 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
         if diverged is None:            # a diverged network is never saved (module docstring)
             if last_ckpt != run.out / "checkpoints" / _ckpt_name(int(c["iteration"])):
                 run.save_checkpoint()
-            save_model(out / "final.pt", run.net, run.rules, iteration=int(c["iteration"]),
+            save_model(out / "final.pt", run.net, run.rules, search=search_record(cfg), iteration=int(c["iteration"]),
                        positions=int(c["positions"]), minutes=round(float(c["minutes"]), 2))
         writer.flush()
         writer.close()
