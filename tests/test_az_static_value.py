@@ -123,3 +123,26 @@ def test_a_bad_recorded_search_is_refused_naming_the_record(tmp_path, search, me
     with pytest.raises(CheckpointError, match="bad search settings for"):
         save_model(tmp_path / "n.pt", AZNet(7, channels=4, blocks=1), make_rules("legacy_ard_ri"), search=search)
     assert not (tmp_path / "n.pt").exists()
+
+
+def test_the_probe_tool_plays_each_weight_from_both_sides(tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "az_static_probe", Path(__file__).resolve().parent.parent / "tools" / "az_static_probe.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    model = save_model(tmp_path / "m.pt", AZNet(7, channels=4, blocks=1), make_rules("legacy_ard_ri"))
+    out = tmp_path / "probe.json"
+    assert tool.main(["--model", str(model), "--variant", "legacy_ard_ri", "--weights", "0", "1",
+                      "--opponent", "random", "--openings", "2", "--simulations", "4", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["static_value_weight"] for r in rows] == [0.0, 1.0]
+    for r in rows:
+        assert r["games"] == 4 and r["wins_as_attacker"] + r["draws_as_attacker"] <= 2
+        points = r["wins_as_attacker"] + r["wins_as_defender"] + 0.5 * (r["draws_as_attacker"] + r["draws_as_defender"])
+        assert r["score"] == points / 4 and r["interval"][0] <= r["score"] <= r["interval"][1]
+    assert "| 1 |" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        tool.main(["--model", str(model), "--variant", "legacy_ard_ri", "--weights", "1.5"])
