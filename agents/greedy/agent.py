@@ -132,6 +132,7 @@ class GreedyAgent(Agent):
         super().__init__(seed)
         self.chunk = chunk   # kept for compatibility; the compiled agent needs no chunking
         self._work: dict = {}
+        self._start: dict = {}     # E0 by rules: searches ask for it at every batch of leaves
         self._seed_kernel_rng()
 
     def reset(self, seed: int | None = None) -> None:
@@ -214,8 +215,12 @@ class GreedyAgent(Agent):
         return np.tanh((self.evaluate(engine, state) - self.start_evaluation(engine)) / scale)
 
     def start_evaluation(self, engine: Engine) -> float:
-        """``E0``: the evaluation of the variant's start position (from the defenders' side)."""
-        return float(self.evaluate(engine, engine.initial_state(1))[0])
+        """``E0``: the evaluation of the variant's start position (from the defenders' side),
+        evaluated once per rules."""
+        e0 = self._start.get(engine.rules)
+        if e0 is None:
+            e0 = self._start[engine.rules] = float(self.evaluate(engine, engine.initial_state(1))[0])
+        return e0
 
     def opponent_can_win(self, engine: Engine, st: State) -> np.ndarray:
         """(M,) bool for running, chain-free states: the side to move has a reply that wins at once."""

@@ -233,7 +233,6 @@ class MCTSAgent(Agent):
         self._trees: dict[int, _Tree] = {}
         self._forest: _Forest | None = None
         self._work: dict = {}
-        self._e0: dict[int, float] = {}
         self._checked: set = set()
         self._clock = time.perf_counter
         self.last_simulations = np.zeros(0, dtype=np.int64)
@@ -289,10 +288,7 @@ class MCTSAgent(Agent):
             w.stack_idx = np.zeros(8, dtype=np.int64)
             w.path_nodes = np.zeros(MAX_DEPTH, dtype=np.int64)
             w.path_edges = np.zeros(MAX_DEPTH, dtype=np.int64)
-        e0 = self._e0.get(id(engine))
-        if e0 is None:
-            e0 = self._e0[id(engine)] = self.greedy.start_evaluation(engine)
-        return w, e0
+        return w, self.greedy.start_evaluation(engine)
 
     def choose(self, engine: Engine, state: State) -> np.ndarray:
         if engine.rules not in self._checked:
