@@ -22,6 +22,7 @@ from agents.az.search import BatchedSearch, SearchSettings  # noqa: E402
 from agents.base import AgentSpecError  # noqa: E402
 from agents.greedy.agent import GreedyAgent  # noqa: E402
 from agents.schema import ConfigError  # noqa: E402
+from test_agents import random_positions  # noqa: E402
 
 NETWORK_VALUE = 0.3
 
@@ -32,21 +33,6 @@ def _constant_network(engine, state):
     return np.zeros((len(state), engine.num_actions), dtype=np.float32), np.full(len(state), NETWORK_VALUE)
 
 
-def _random_positions(engine, plies: int, games: int = 8, seed: int = 0):
-    """``games`` positions ``plies`` random moves from the start (a finished game stays as it ended)."""
-    rng = np.random.default_rng(seed)
-    state = engine.initial_state(games)
-    for _ in range(plies):
-        mask = engine.legal_action_mask(state)
-        actions = np.array([rng.choice(np.flatnonzero(row)) if row.any() else 0 for row in mask])
-        sub = np.flatnonzero(state.reason == 0)
-        if len(sub):
-            part = state.take(sub)
-            engine.step(part, actions[sub])
-            state.put(sub, part)
-    return state
-
-
 @pytest.mark.parametrize("variant", ["legacy_tawlbwrdd", "legacy_berserk"])
 @pytest.mark.parametrize("weight", [0.0, 0.25, 1.0])
 def test_leaf_values_mix_the_network_and_the_static_value_for_the_side_to_move(variant, weight):
@@ -54,8 +40,8 @@ def test_leaf_values_mix_the_network_and_the_static_value_for_the_side_to_move(v
     search = BatchedSearch(engine, _constant_network, SearchSettings(static_value_weight=weight))
     judge = GreedyAgent(seed=0)
     seen = set()
-    for plies in (60, 61):
-        leaves = _random_positions(engine, plies)
+    for seed in (0, 1):
+        leaves = random_positions(engine, 16, 80, seed)
         leaves = leaves.take(np.flatnonzero(leaves.reason == 0))
         _, values = search._evaluate_leaves(engine, leaves)
         defenders = judge.defender_value(engine, leaves)
