@@ -91,6 +91,20 @@ def test_the_agent_searches_with_the_weight_its_model_records(tmp_path):
     assert len(res) == 2
 
 
+def test_each_shipped_model_searches_as_its_record_says():
+    """``az:<variant>`` searches with the weight its shipped record holds: Tawlbwrdd's network was
+    trained (and rated) with the mixed leaf, the Ard Ri and Tablut networks without it."""
+    from agents.az.agent import shipped_model
+
+    expected = {"legacy_ard_ri": 0.0, "historical_tablut": 0.0, "legacy_tawlbwrdd": 0.5}
+    for variant, weight in expected.items():
+        path = shipped_model(variant)
+        assert path is not None, variant
+        recorded = load_model(path)[1].get("search", {}).get("static_value_weight", 0.0)
+        assert recorded == weight, variant
+        assert make_agent(f"az:{variant}:4", seed=0).settings.static_value_weight == weight
+
+
 @pytest.mark.parametrize("search, message", [
     ({"static_value_weight": 2.0}, "static_value_weight must be a number in"),
     ({"static_value_weight": "half"}, "static_value_weight must be a number in"),

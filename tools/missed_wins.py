@@ -6,8 +6,9 @@ For every position of ``--side`` to move it finds, exactly, the moves that win *
 moves that win **in two** (every reply of the opponent lets the mover win at once, or loses on the
 spot): :class:`agents.greedy.wins.WinFinder`, the check the AZ agent's root uses. It reports the
 positions where such a win was there and the move played was not one (**missed**), and the moves
-after which the *opponent* had a win in two (**walked into**), with what each agent of
-``--agents`` plays in those positions. The last line is one JSON object. A win in two is a fork (two threats that no single reply stops): the depth the
+after which the *opponent* had a win in two (**walked into**), with the moves that would have
+denied the opponent any win now or in two (none: the position was lost already; some: the move
+played was the mistake), and with what each agent of ``--agents`` plays in those positions. The last line is one JSON object. A win in two is a fork (two threats that no single reply stops): the depth the
 greedy agent does not see and a search of a few dozen simulations can miss when the move is
 outside the moves its root considers.
 """
@@ -34,6 +35,20 @@ def winning_moves(game: Game) -> dict[str, str]:
             for a, f in zip(actions, flags) if f}
 
 
+def denying_moves(game: Game) -> tuple[int, list[str]]:
+    """The legal moves of the side to move, and those after which the opponent has no win now and
+    none in two: a move into the opponent's win in two was a blunder where the list is not empty,
+    and the game already lost where it is."""
+    actions = game.legal_actions()
+    denying = []
+    for action in actions:
+        after = game.copy()
+        after.push(int(action))
+        if after.is_over() or int(after.state.chain[0]) >= 0 or not winning_moves(after):
+            denying.append(str(game.copy().push(int(action))))
+    return len(actions), denying
+
+
 def analyse(game_moves: list, variant_game: Game, side: str, agents: list[str]) -> list[dict]:
     """The positions of ``side`` with a missed win or a move into the opponent's win in two."""
     game = variant_game.copy()
@@ -51,6 +66,8 @@ def analyse(game_moves: list, variant_game: Game, side: str, agents: list[str]) 
             if missed or walked:
                 row = {"ply": turn + 1, "position": game.position, "played": played,
                        "wins": wins, "opponent_wins_after": walked}
+                if walked:
+                    row["moves"], row["moves_denying"] = denying_moves(game)
                 for spec in agents:
                     agent = make_agent(spec, seed=0)
                     probe = game.copy()
@@ -80,8 +97,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{sum(bool(r['wins']) for r in rows)} missed wins, "
                   f"{sum(bool(r['opponent_wins_after']) for r in rows)} moves into a win in two")
             for r in rows:
+                denying = (f"; {len(r['moves_denying'])} of its {r['moves']} moves deny them"
+                           if "moves" in r else "")
                 print(f"  ply {r['ply']}: played {r['played']}; wins {r['wins'] or '-'}; "
-                      f"opponent's wins after it {r['opponent_wins_after'] or '-'}; agents {r.get('agents', {})}")
+                      f"opponent's wins after it {r['opponent_wins_after'] or '-'}{denying}; "
+                      f"agents {r.get('agents', {})}")
     print(json.dumps({"side": args.side, "records": report}))
     return 0
 
