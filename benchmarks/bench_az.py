@@ -10,12 +10,15 @@
    past-network games off), for ``--seconds``: moves played per second, recorded positions per
    second and network evaluations per second.
 
-Torch runs on ``--threads`` threads (1, as the configs do), numba on one.
+Torch runs on ``--threads`` threads (1, as the configs do), numba on one. ``--static-value-weights``
+measures each config at those weights of the leaf's static value (the greedy evaluation of every
+leaf, :mod:`agents.az.search`), to show what that evaluation costs beside the forward pass.
 
     python benchmarks/bench_az.py                                  # legacy_ard_ri and historical_tablut
     python benchmarks/bench_az.py --variants legacy_ard_ri --seconds 20 --write
     python benchmarks/bench_az.py --variants legacy_ard_ri --ray-workers 1 2 --write   # Ray scaling
     python benchmarks/bench_az.py --variants legacy_tawlbwrdd legacy_alea_evangelii --heads board sizeless
+    python benchmarks/bench_az.py --variants legacy_tawlbwrdd --static-value-weights 0 0.5   # the leaf's cost
 
 "Recorded pos/s" counts the positions of games that finished within the timed window (long games,
 as in Tablut, finish few in a short window). With ``--ray-workers``, self-play runs on that many
@@ -35,7 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(variant: str, seconds: float, threads: int, head: str = "board") -> dict:
+def run(variant: str, seconds: float, threads: int, head: str = "board", weight: float | None = None) -> dict:
     import torch as th
 
     from agents.az.config import rules_of, validate_az_config
@@ -48,6 +51,8 @@ def run(variant: str, seconds: float, threads: int, head: str = "board") -> dict
 
     th.set_num_threads(threads)
     cfg = validate_az_config(read_yaml_config(ROOT / "configs" / "az" / f"{variant}.yaml"))
+    if weight is not None:
+        cfg = validate_az_config({**cfg, "static_value_weight": weight})
     engine = engine_for(rules_of(cfg))
     th.manual_seed(0)
     net = AZNet(engine.n, channels=cfg["channels"], blocks=cfg["blocks"], value_hidden=cfg["value_hidden"],
@@ -55,7 +60,8 @@ def run(variant: str, seconds: float, threads: int, head: str = "board") -> dict
     ev = Evaluator(net)
     rng = np.random.default_rng(0)
     out = {"variant": variant, "board": f"{engine.n}x{engine.n}", "head": head, "channels": cfg["channels"],
-           "blocks": cfg["blocks"], "games": cfg["games"], "simulations": cfg["simulations"]}
+           "blocks": cfg["blocks"], "games": cfg["games"], "simulations": cfg["simulations"],
+           "static_value_weight": search_settings(cfg).static_value_weight}
     # 1. the network alone
     batch = cfg["games"] * cfg["leaves_per_tree"]
     obs = th.rand(batch, engine.n, engine.n, 14)
@@ -136,6 +142,9 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--heads", nargs="+", choices=["board", "sizeless"], default=["board"],
                    help="the network heads to measure (agents/az/network.py), each with the config's sizes")
+    p.add_argument("--static-value-weights", type=float, nargs="+", metavar="W",
+                   help="the leaf's static-value weights to measure (agents/az/search.py; default: each "
+                        "config's own)")
     p.add_argument("--write", action="store_true", help="write the figures to benchmarks/RESULTS.md")
     p.add_argument("--ray-workers", type=int, nargs="+", metavar="N",
                    help="measure self-play on N Ray actors instead (first variant only)")
@@ -158,15 +167,17 @@ def main(argv=None) -> int:
     rows = []
     for v in args.variants:
         for head in args.heads:
-            r = run(v, args.seconds, args.threads, head)
-            rows.append(r)
-            print(r, flush=True)
-    body = ["| variant | board | net (ch x blocks, head) | games | full sims | network pos/s | "
+            for weight in args.static_value_weights or [None]:
+                r = run(v, args.seconds, args.threads, head, weight)
+                rows.append(r)
+                print(r, flush=True)
+    body = ["| variant | board | net (ch x blocks, head) | games | full sims | static value weight | network pos/s | "
             "search evals/s | search moves/s | self-play moves/s | self-play evals/s | recorded pos/s |",
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         body.append(f"| {r['variant']} | {r['board']} | {r['channels']} x {r['blocks']}, {r['head']} | {r['games']} | "
-                    f"{r['simulations']} | {r['network_pos_per_s']:,.0f} | {r['search_evals_per_s']:,.0f} | "
+                    f"{r['simulations']} | {r['static_value_weight']:g} | {r['network_pos_per_s']:,.0f} | "
+                    f"{r['search_evals_per_s']:,.0f} | "
                     f"{r['search_moves_per_s']:,.1f} | {r['selfplay_moves_per_s']:,.1f} | "
                     f"{r['selfplay_evals_per_s']:,.0f} | {r['selfplay_recorded_per_s']:,.1f} |")
     text = "\n".join(body)
