@@ -8,9 +8,10 @@ spot): :class:`agents.greedy.wins.WinFinder`, the check the AZ agent's root uses
 positions where such a win was there and the move played was not one (**missed**), and the moves
 after which the *opponent* had a win in two (**walked into**), with the moves that would have
 denied the opponent any win now or in two (none: the position was lost already; some: the move
-played was the mistake), and with what each agent of ``--agents`` plays in those positions. The last line is one JSON object. A win in two is a fork (two threats that no single reply stops): the depth the
-greedy agent does not see and a search of a few dozen simulations can miss when the move is
-outside the moves its root considers.
+played was the mistake), and with what each agent of ``--agents`` plays in those positions. The
+last line is one JSON object. A win in two is a fork (two threats that no single reply stops): the
+depth the greedy agent does not see and a search of a few dozen simulations can miss when the move
+is outside the moves its root considers.
 """
 
 from __future__ import annotations
@@ -36,16 +37,21 @@ def winning_moves(game: Game) -> dict[str, str]:
 
 
 def denying_moves(game: Game) -> tuple[int, list[str]]:
-    """The legal moves of the side to move, and those after which the opponent has no win now and
-    none in two: a move into the opponent's win in two was a blunder where the list is not empty,
-    and the game already lost where it is."""
+    """The number of legal moves of the side to move, and those after which the opponent has no
+    win now and none in two (or that win): a move into the opponent's win in two was a blunder
+    where the list is not empty, and the game already lost where it is. A move that opens a berserk
+    chain of the mover's counts as denying (the chain's continuations are not searched)."""
     actions = game.legal_actions()
     denying = []
     for action in actions:
         after = game.copy()
-        after.push(int(action))
-        if after.is_over() or int(after.state.chain[0]) >= 0 or not winning_moves(after):
-            denying.append(str(game.copy().push(int(action))))
+        move = after.push(int(action))
+        if after.is_over():
+            holds = after.outcome().winner == game.to_move
+        else:
+            holds = int(after.state.chain[0]) >= 0 or not winning_moves(after)
+        if holds:
+            denying.append(str(move))
     return len(actions), denying
 
 
