@@ -1,4 +1,5 @@
-"""Moves that win in two (agents/greedy/wins.py) and the AZ agent's guard that plays them.
+"""Moves that win in two (agents/greedy/wins.py) and the AZ agent's guard that plays them, and that keeps it
+from moves into the opponent's.
 
 The compiled finder is checked against the definition played out move by move with ``Game``: a
 move wins in two when every reply of the opponent either loses on the spot or leaves the mover a
@@ -122,3 +123,73 @@ def test_the_az_agent_plays_a_win_in_two():
     assert move in ("b5-b6", "d5-c5")
     unguarded = AZAgent("historical_tablut", simulations=16, wins_in_two=False)
     assert unguarded.wins is None
+
+
+# --- the other way round: no move into the opponent's win in two ------------------------------------
+
+# Legacy Tawlbwrdd, a game the shipped agent lost to OpenTafl's AI (its record is kept beside the
+# card): defenders to move at ply 148, where three of the king's four moves leave the attackers no win
+# in two and the agent, unguarded, played the fourth; at ply 152 none of its two moves does.
+OPENTAFL_GAME = "results/training/legacy_tawlbwrdd_az/shipped/opentafl_az64/game-005-ai-attackers.otg"
+
+
+def _replayed(plies: int) -> Game:
+    """The record's game after ``plies`` plies, its history included (repetitions count)."""
+    from pathlib import Path
+
+    from tafl_env.opentafl import read_otg
+
+    record = read_otg((Path(__file__).resolve().parent.parent / OPENTAFL_GAME).read_text(encoding="utf-8"))
+    game = Game(record.rules, position=record.position, to_move=record.to_move, max_turns=None)
+    for move in list(record.game.moves)[:plies]:
+        game.push(move.action)
+    return game
+
+
+def _leaves_a_win(game: Game, move) -> bool:
+    after = game.copy()
+    after.push(move.action)
+    if after.is_over():
+        return after.outcome().winner != game.to_move
+    _, flags = WinFinder().flags(after.engine, after.state, 0)
+    return bool(((flags == WIN_NOW) | (flags == WIN_IN_TWO)).any())
+
+
+def test_the_az_agent_denies_the_opponent_a_win_in_two():
+    pytest.importorskip("torch")
+    from agents.az.agent import AZAgent
+
+    game = _replayed(147)
+    denying = {str(m) for m in game.legal_moves() if not _leaves_a_win(game, m)}
+    assert len(denying) == 3 and len(game.legal_moves()) == 4
+    guarded = AZAgent("legacy_tawlbwrdd", simulations=64)
+    assert str(game.copy().push(int(guarded.act(game.engine, game.state)[0]))) in denying
+    # the search alone plays the move the record holds, the fourth: the guard is what changed it
+    unguarded = AZAgent("legacy_tawlbwrdd", simulations=64, wins_in_two=False)
+    assert str(game.copy().push(int(unguarded.act(game.engine, game.state)[0]))) == "g10-i10"
+
+
+def test_the_guard_takes_the_best_ranked_denying_move_and_keeps_the_search_where_none_denies():
+    pytest.importorskip("torch")
+    from agents.az.agent import AZAgent
+    from agents.az.search import SearchResult
+
+    agent = AZAgent("legacy_tawlbwrdd", simulations=8)
+    game = _replayed(147)
+    moves = game.legal_moves()
+    walked = next(m for m in moves if _leaves_a_win(game, m))
+    denying = [m for m in moves if not _leaves_a_win(game, m)]
+    # the search's ranking: the walked-into move first, then the denying moves in reverse order
+    order = [walked, *reversed(denying)]
+    actions = np.array([[m.action for m in order]])
+    res = SearchResult(action=np.array([walked.action]), actions=actions,
+                       visits=np.array([[9, 1, 2, 3]]), target=np.full((1, 4), 0.25),
+                       value=np.zeros(1), simulations=np.array([15]))
+    agent._guard_in_two(game.engine, game.state, res)
+    assert int(res.action[0]) == denying[0].action             # the most visited of them (3 visits)
+
+    lost = _replayed(151)
+    assert all(_leaves_a_win(lost, m) for m in lost.legal_moves())
+    guarded = AZAgent("legacy_tawlbwrdd", simulations=16)
+    unguarded = AZAgent("legacy_tawlbwrdd", simulations=16, wins_in_two=False)
+    assert int(guarded.act(lost.engine, lost.state)[0]) == int(unguarded.act(lost.engine, lost.state)[0])

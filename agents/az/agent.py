@@ -135,10 +135,13 @@ class AZAgent(Agent):
         simulations: per move and game (unless ``seconds``).
         seconds: about this much time per move of each game (a batch of B games: B times as long).
         device: where the network runs.
-        wins_in_two: play a move that wins in two (every reply loses: :mod:`agents.greedy.wins`)
-            whenever the root has one and has no win at once (which the search's root check
-            plays): a Gumbel root considers only the moves of the highest priors, and a search
-            of a few dozen simulations rarely proves a fork three plies deep.
+        wins_in_two: the root's guard in two (:mod:`agents.greedy.wins`, exact): play a move that
+            wins in two (every reply loses) whenever the root has one and has no win at once
+            (which the search's root check plays); with no win of its own, never play a move
+            after which the opponent has a win now or in two where another move leaves it none
+            (then the best of those by the search's visits, then its policy target). A Gumbel
+            root considers only the moves of the highest priors, and a search of a few dozen
+            simulations rarely proves a fork three plies deep, its own or the opponent's.
         **search: :class:`~agents.az.search.SearchSettings` fields (``root``, ``considered``,
             ``gumbel_scale``, ...); those the model's record keeps (``static_value_weight``: the
             search it was trained with) default to the record's.
@@ -200,21 +203,45 @@ class AZAgent(Agent):
             self._per_sim = per if self._per_sim is None else 0.5 * (self._per_sim + per)
         self.last_simulations = res.simulations
         if self.wins is not None:
-            self._play_wins_in_two(engine, state, res)
+            self._guard_in_two(engine, state, res)
         return res.action
 
-    def _play_wins_in_two(self, engine: Engine, state: State, res) -> None:
+    def _guard_in_two(self, engine: Engine, state: State, res) -> None:
         """Where a game's root has a move that wins in two and none that wins at once, play the
-        one of them the search visited most (the first, where it visited none)."""
+        one of them the search visited most (the first, where it visited none). Where it has no
+        win, keep the search's move unless it leaves the opponent a win now or in two and
+        another move does not: then play the best such move by the search's ranking."""
         for g in np.flatnonzero((state.reason == 0) & (state.chain < 0)):
-            actions, flags = self.wins.flags(engine, state, int(g))
-            if (flags == WIN_NOW).any() or not (flags == WIN_IN_TWO).any():
+            g = int(g)
+            actions, flags = self.wins.flags(engine, state, g)
+            if (flags == WIN_NOW).any():
                 continue
             winning = actions[flags == WIN_IN_TWO]
-            if res.action[g] in winning:
+            if len(winning):
+                if res.action[g] not in winning:
+                    visits = [int(res.visits[g][res.actions[g] == a].sum()) for a in winning]
+                    res.action[g] = winning[int(np.argmax(visits))]
                 continue
-            visits = [int(res.visits[g][res.actions[g] == a].sum()) for a in winning]
-            res.action[g] = winning[int(np.argmax(visits))]
+            if not self._leaves_a_win(engine, state, g, int(res.action[g])):
+                continue
+            legal = res.actions[g] >= 0
+            ranked = res.actions[g][legal][np.lexsort((-res.target[g][legal], -res.visits[g][legal]))]
+            for action in ranked:
+                if action != res.action[g] and not self._leaves_a_win(engine, state, g, int(action)):
+                    res.action[g] = action
+                    break
+
+    def _leaves_a_win(self, engine: Engine, state: State, g: int, action: int) -> bool:
+        """Whether ``action`` in game ``g`` loses at once or leaves the opponent a move that wins
+        now or in two. A move that opens a berserk chain of the mover's is not judged (False)."""
+        child = state.take(np.array([g]))
+        engine.step(child, np.array([action]))
+        if child.reason[0] != 0:
+            return int(child.winner[0]) == 1 - int(state.to_move[g])
+        if child.chain[0] >= 0:
+            return False
+        _, flags = self.wins.flags(engine, child, 0)
+        return bool(((flags == WIN_NOW) | (flags == WIN_IN_TWO)).any())
 
 
 class AZPolicyAgent(Agent):
