@@ -586,6 +586,7 @@ def test_a_time_budget_gives_each_searching_game_its_seconds(monkeypatch):
     clock = [0.0]
     monkeypatch.setattr(az_agent.time, "perf_counter", lambda: clock[0])
     agent = make_agent("az:legacy_ard_ri:0.05s", seed=0)
+    agent.wins = None                                  # the fake search's move is no legal move: no root guard
     engine = engine_for(make_rules("legacy_ard_ri"))
     search = FakeSearch()
     search.engine = engine
