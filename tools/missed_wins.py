@@ -38,20 +38,12 @@ def winning_moves(game: Game) -> dict[str, str]:
 
 def denying_moves(game: Game) -> tuple[int, list[str]]:
     """The number of legal moves of the side to move, and those after which the opponent has no
-    win now and none in two (or that win): a move into the opponent's win in two was a blunder
-    where the list is not empty, and the game already lost where it is. A move that opens a berserk
-    chain of the mover's counts as denying (the chain's continuations are not searched)."""
+    win now and none in two (:meth:`WinFinder.leaves_a_win`, the AZ agent's root guard): a move
+    into the opponent's win in two was a blunder where the list is not empty, and the game already
+    lost where it is."""
     actions = game.legal_actions()
-    denying = []
-    for action in actions:
-        after = game.copy()
-        move = after.push(int(action))
-        if after.is_over():
-            holds = after.outcome().winner == game.to_move
-        else:
-            holds = int(after.state.chain[0]) >= 0 or not winning_moves(after)
-        if holds:
-            denying.append(str(move))
+    denying = [str(game.copy().push(int(a))) for a in actions
+               if not _FINDER.leaves_a_win(game.engine, game.state, 0, int(a))]
     return len(actions), denying
 
 

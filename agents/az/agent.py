@@ -222,26 +222,14 @@ class AZAgent(Agent):
                     visits = [int(res.visits[g][res.actions[g] == a].sum()) for a in winning]
                     res.action[g] = winning[int(np.argmax(visits))]
                 continue
-            if not self._leaves_a_win(engine, state, g, int(res.action[g])):
+            if not self.wins.leaves_a_win(engine, state, g, int(res.action[g])):
                 continue
             legal = res.actions[g] >= 0
             ranked = res.actions[g][legal][np.lexsort((-res.target[g][legal], -res.visits[g][legal]))]
             for action in ranked:
-                if action != res.action[g] and not self._leaves_a_win(engine, state, g, int(action)):
+                if action != res.action[g] and not self.wins.leaves_a_win(engine, state, g, int(action)):
                     res.action[g] = action
                     break
-
-    def _leaves_a_win(self, engine: Engine, state: State, g: int, action: int) -> bool:
-        """Whether ``action`` in game ``g`` loses at once or leaves the opponent a move that wins
-        now or in two. A move that opens a berserk chain of the mover's is not judged (False)."""
-        child = state.take(np.array([g]))
-        engine.step(child, np.array([action]))
-        if child.reason[0] != 0:
-            return int(child.winner[0]) == 1 - int(state.to_move[g])
-        if child.chain[0] >= 0:
-            return False
-        _, flags = self.wins.flags(engine, child, 0)
-        return bool(((flags == WIN_NOW) | (flags == WIN_IN_TWO)).any())
 
 
 class AZPolicyAgent(Agent):

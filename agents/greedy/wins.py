@@ -63,3 +63,16 @@ class WinFinder:
         """The actions of game ``game`` that win in two (not those that win at once)."""
         actions, flags = self.flags(engine, state, game)
         return actions[flags == WIN_IN_TWO]
+
+    def leaves_a_win(self, engine: Engine, state: State, game: int, action: int) -> bool:
+        """Whether ``action`` in game ``game`` (running, no chain pending) loses at once or leaves
+        the opponent a move that wins now or in two. A draw leaves no win; a move that opens a
+        berserk chain of the mover's is not judged (False: its continuations are not searched)."""
+        child = state.take(np.array([game]))
+        engine.step(child, np.array([action]))
+        if child.reason[0] != 0:
+            return int(child.winner[0]) == 1 - int(state.to_move[game])
+        if child.chain[0] >= 0:
+            return False
+        _, flags = self.flags(engine, child, 0)
+        return bool(((flags == WIN_NOW) | (flags == WIN_IN_TWO)).any())
