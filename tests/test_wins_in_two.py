@@ -193,3 +193,38 @@ def test_the_guard_takes_the_best_ranked_denying_move_and_keeps_the_search_where
     guarded = AZAgent("legacy_tawlbwrdd", simulations=16)
     unguarded = AZAgent("legacy_tawlbwrdd", simulations=16, wins_in_two=False)
     assert int(guarded.act(lost.engine, lost.state)[0]) == int(unguarded.act(lost.engine, lost.state)[0])
+
+
+@pytest.mark.parametrize("variant,seed", [
+    ("legacy_ard_ri", 6),
+    ("historical_tablut", 5),
+    ("legacy_tawlbwrdd", 5),
+    ("legacy_berserk", 5),
+])
+def test_leaves_a_win_stops_early_and_agrees_with_every_flag(variant, seed):
+    """``WinFinder.leaves_a_win`` (the compiled ``any_win``, which stops at the first win found)
+    says the same as all of the opponent's flags after the move, for every legal move of the
+    positions of a random game where some moves leave a win and others do not (and of its first)."""
+    finder = WinFinder()
+    rng = np.random.default_rng(seed)
+    game = Game(variant)
+    compared = 0
+    while not game.is_over() and compared < 3:
+        if int(game.state.chain[0]) < 0:
+            moves = game.legal_moves()
+            said = [finder.leaves_a_win(game.engine, game.state, 0, m.action) for m in moves]
+            if game.turns == 0 or 0 < sum(said) < len(said):
+                assert said == [_leaves_a_win(game, m) for m in moves], game.position
+                compared += game.turns > 0
+        moves = game.legal_moves()
+        game.push(moves[rng.integers(len(moves))].action)
+    assert compared == 3
+
+
+def test_leaves_a_win_in_the_recorded_positions():
+    game = _replayed(147)
+    said = {str(m): WinFinder().leaves_a_win(game.engine, game.state, 0, m.action) for m in game.legal_moves()}
+    assert said == {str(m): _leaves_a_win(game, m) for m in game.legal_moves()}
+    assert sorted(said.values()) == [False, False, False, True]
+    lost = _replayed(151)
+    assert all(WinFinder().leaves_a_win(lost.engine, lost.state, 0, m.action) for m in lost.legal_moves())

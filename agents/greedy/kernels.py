@@ -756,3 +756,30 @@ def root_wins(R, g, W, tb, at, acts, racts, flags, info, scratch, cacts, ccnt, c
             flags[i] = 0
         restore_seen(W, 0, 1)
     return n
+
+
+@kernel
+def any_win(R, g, W, tb, at, acts, racts, info, scratch, cacts, ccnt, cidx, rw):
+    """Whether some legal action of game ``g`` (running, no chain pending) is flagged ``WIN_NOW``
+    or ``WIN_IN_TWO`` by :func:`root_wins`, stopping at the first found: every action's immediate
+    result first (a step each), then the wins in two."""
+    for b in range(4):
+        copy_full(R, g, W, b)
+    mover = W[I_TO_MOVE][0]
+    n = list_actions(W, tb, 0, acts)
+    for i in range(n):
+        copy_light(W, 0, 1)
+        step_row(W, tb, 1, acts[i], info, scratch)
+        won = W[I_WINNER][1] == mover
+        restore_seen(W, 0, 1)
+        if won:
+            return True
+    for i in range(n):
+        copy_light(W, 0, 1)
+        step_row(W, tb, 1, acts[i], info, scratch)
+        found = (W[I_WINNER][1] < 0 and W[I_CHAIN][1] < 0 and W[I_TO_MOVE][1] != mover
+                 and every_reply_loses(W, tb, at, 1, 2, racts, info, scratch, cacts, ccnt, cidx, rw))
+        restore_seen(W, 0, 1)
+        if found:
+            return True
+    return False

@@ -66,13 +66,18 @@ class WinFinder:
 
     def leaves_a_win(self, engine: Engine, state: State, game: int, action: int) -> bool:
         """Whether ``action`` in game ``game`` (running, no chain pending) loses at once or leaves
-        the opponent a move that wins now or in two. A draw leaves no win; a move that opens a
-        berserk chain of the mover's is not judged (False: its continuations are not searched)."""
+        the opponent a move that wins now or in two (a flag of :meth:`flags` after it). A draw
+        leaves no win; a move that opens a berserk chain of the mover's is not judged (False: its
+        continuations are not searched). The compiled check stops at the first win it finds,
+        every move's immediate result first: a guard scanning moves that leave a threat standing
+        pays a step a move, not the full check (benchmarks/bench_guard.py)."""
         child = state.take(np.array([game]))
         engine.step(child, np.array([action]))
         if child.reason[0] != 0:
             return int(child.winner[0]) == 1 - int(state.to_move[game])
         if child.chain[0] >= 0:
             return False
-        _, flags = self.flags(engine, child, 0)
-        return bool(((flags == WIN_NOW) | (flags == WIN_IN_TWO)).any())
+        w = self._work_for(engine, child)
+        racts = np.zeros_like(w.acts)
+        return bool(_k.any_win(child.arrays(), 0, w.W, engine.kernel_tables, w.at, w.acts, racts,
+                               w.info, w.scratch, w.cacts, w.ccnt, w.cidx, w.rw))
