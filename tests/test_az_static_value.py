@@ -92,11 +92,11 @@ def test_the_agent_searches_with_the_weight_its_model_records(tmp_path):
 
 
 def test_each_shipped_model_searches_as_its_record_says():
-    """``az:<variant>`` searches with the weight its shipped record holds: Tawlbwrdd's network was
-    trained (and rated) with the mixed leaf, the Ard Ri and Tablut networks without it."""
+    """``az:<variant>`` searches with the weight its shipped record holds: the Tawlbwrdd and Berserk
+    networks were trained (and rated) with the mixed leaf, the Ard Ri and Tablut networks without it."""
     from agents.az.agent import shipped_model
 
-    expected = {"legacy_ard_ri": 0.0, "historical_tablut": 0.0, "legacy_tawlbwrdd": 0.5}
+    expected = {"legacy_ard_ri": 0.0, "historical_tablut": 0.0, "legacy_tawlbwrdd": 0.5, "legacy_berserk": 0.5}
     for variant, weight in expected.items():
         path = shipped_model(variant)
         assert path is not None, variant
