@@ -24,26 +24,21 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agents import make_agent  # noqa: E402
 from agents.az import agent as az_agent  # noqa: E402
 from agents.evaluation.play import play_games  # noqa: E402
-from agents.greedy.wins import WIN_IN_TWO, WIN_NOW, WinFinder  # noqa: E402
+from agents.greedy.wins import WIN_IN_TWO, WIN_NOW, WinFinder, after_move  # noqa: E402
 from tafl_env import Game  # noqa: E402
 
 
 def _full_leaves_a_win(self, engine, state, game, action):
     """The reference: all of the opponent's flags after the move."""
-    child = state.take(np.array([game]))
-    engine.step(child, np.array([action]))
-    if child.reason[0] != 0:
-        return int(child.winner[0]) == 1 - int(state.to_move[game])
-    if child.chain[0] >= 0:
-        return False
+    child, settled = after_move(engine, state, game, action)
+    if settled is not None:
+        return settled
     _, flags = self.flags(engine, child, 0)
     return bool(((flags == WIN_NOW) | (flags == WIN_IN_TWO)).any())
 
@@ -97,8 +92,8 @@ def main(argv=None) -> int:
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for variant in args.variants:
         model = models.get(variant, variant)
-        make_agent(f"az:{model}:2", seed=0)            # load and compile before timing
-        start = Game(variant)
+        start = Game(variant)                            # load and compile before timing
+        make_agent(f"az:{model}:2", seed=0).act(start.engine, start.state)
         action = int(start.legal_moves()[0].action)
         WinFinder().leaves_a_win(start.engine, start.state, 0, action)
         _full_leaves_a_win(WinFinder(), start.engine, start.state, 0, action)

@@ -733,15 +733,21 @@ def every_reply_loses(S, tb, at, c, r, racts, info, scratch, cacts, ccnt, cidx, 
     return True
 
 
+@helper
+def load_root(R, g, W, tb, acts):
+    """Game ``g`` of ``R`` into rows 0-3 of ``W``; its legal actions into ``acts``; how many."""
+    for b in range(4):
+        copy_full(R, g, W, b)
+    return list_actions(W, tb, 0, acts)
+
+
 @kernel
 def root_wins(R, g, W, tb, at, acts, racts, flags, info, scratch, cacts, ccnt, cidx, rw):
     """Every legal action ``acts[i]`` of game ``g`` (running, no chain pending) flagged in
     ``flags[i]``: ``WIN_NOW``, ``WIN_IN_TWO`` (the opponent's every reply loses:
     :func:`every_reply_loses`) or 0; returns how many. An action that opens a berserk chain is 0."""
-    for b in range(4):
-        copy_full(R, g, W, b)
+    n = load_root(R, g, W, tb, acts)
     mover = W[I_TO_MOVE][0]
-    n = list_actions(W, tb, 0, acts)
     for i in range(n):
         copy_light(W, 0, 1)
         step_row(W, tb, 1, acts[i], info, scratch)
@@ -763,10 +769,8 @@ def any_win(R, g, W, tb, at, acts, racts, info, scratch, cacts, ccnt, cidx, rw):
     """Whether some legal action of game ``g`` (running, no chain pending) is flagged ``WIN_NOW``
     or ``WIN_IN_TWO`` by :func:`root_wins`, stopping at the first found: every action's immediate
     result first (a step each), then the wins in two."""
-    for b in range(4):
-        copy_full(R, g, W, b)
+    n = load_root(R, g, W, tb, acts)
     mover = W[I_TO_MOVE][0]
-    n = list_actions(W, tb, 0, acts)
     for i in range(n):
         copy_light(W, 0, 1)
         step_row(W, tb, 1, acts[i], info, scratch)

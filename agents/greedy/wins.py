@@ -24,9 +24,22 @@ from tafl_env.engine import Engine, State
 from . import kernels as _k
 from .agent import SearchWork, prepare
 
-__all__ = ["WinFinder", "WIN_NOW", "WIN_IN_TWO"]
+__all__ = ["WinFinder", "WIN_NOW", "WIN_IN_TWO", "after_move"]
 
 WIN_NOW, WIN_IN_TWO = _k.WIN_NOW, _k.WIN_IN_TWO
+
+
+def after_move(engine: Engine, state: State, game: int, action: int) -> tuple[State, bool | None]:
+    """Game ``game`` after ``action`` (a one-game State) and, where the move settles
+    :meth:`WinFinder.leaves_a_win` by itself, its answer: the mover lost at once (True), the game
+    ended otherwise or the move opened a berserk chain of the mover's (False); else None."""
+    child = state.take(np.array([game]))
+    engine.step(child, np.array([action]))
+    if child.reason[0] != 0:
+        return child, int(child.winner[0]) == 1 - int(state.to_move[game])
+    if child.chain[0] >= 0:
+        return child, False
+    return child, None
 
 
 class WinFinder:
@@ -71,12 +84,9 @@ class WinFinder:
         continuations are not searched). The compiled check stops at the first win it finds,
         every move's immediate result first: a guard scanning moves that leave a threat standing
         pays a step a move, not the full check (benchmarks/bench_guard.py)."""
-        child = state.take(np.array([game]))
-        engine.step(child, np.array([action]))
-        if child.reason[0] != 0:
-            return int(child.winner[0]) == 1 - int(state.to_move[game])
-        if child.chain[0] >= 0:
-            return False
+        child, settled = after_move(engine, state, game, action)
+        if settled is not None:
+            return settled
         w = self._work_for(engine, child)
         racts = np.zeros_like(w.acts)
         return bool(_k.any_win(child.arrays(), 0, w.W, engine.kernel_tables, w.at, w.acts, racts,
