@@ -741,6 +741,15 @@ def load_root(R, g, W, tb, acts):
     return list_actions(W, tb, 0, acts)
 
 
+@helper
+def stepped_wins_in_two(W, tb, at, mover, racts, info, scratch, cacts, ccnt, cidx, rw):
+    """Whether the move just stepped into row 1 (not ending the game) wins in two for ``mover``:
+    no berserk chain of the mover's pending, the opponent to move, and every reply of the
+    opponent's loses (:func:`every_reply_loses`)."""
+    return (W[I_CHAIN][1] < 0 and W[I_TO_MOVE][1] != mover
+            and every_reply_loses(W, tb, at, 1, 2, racts, info, scratch, cacts, ccnt, cidx, rw))
+
+
 @kernel
 def root_wins(R, g, W, tb, at, acts, racts, flags, info, scratch, cacts, ccnt, cidx, rw):
     """Every legal action ``acts[i]`` of game ``g`` (running, no chain pending) flagged in
@@ -754,9 +763,7 @@ def root_wins(R, g, W, tb, at, acts, racts, flags, info, scratch, cacts, ccnt, c
         w = W[I_WINNER][1]
         if w >= 0:
             flags[i] = WIN_NOW if w == mover else 0
-        elif W[I_CHAIN][1] >= 0 or W[I_TO_MOVE][1] == mover:
-            flags[i] = 0
-        elif every_reply_loses(W, tb, at, 1, 2, racts, info, scratch, cacts, ccnt, cidx, rw):
+        elif stepped_wins_in_two(W, tb, at, mover, racts, info, scratch, cacts, ccnt, cidx, rw):
             flags[i] = WIN_IN_TWO
         else:
             flags[i] = 0
@@ -781,8 +788,8 @@ def any_win(R, g, W, tb, at, acts, racts, info, scratch, cacts, ccnt, cidx, rw):
     for i in range(n):
         copy_light(W, 0, 1)
         step_row(W, tb, 1, acts[i], info, scratch)
-        found = (W[I_WINNER][1] < 0 and W[I_CHAIN][1] < 0 and W[I_TO_MOVE][1] != mover
-                 and every_reply_loses(W, tb, at, 1, 2, racts, info, scratch, cacts, ccnt, cidx, rw))
+        found = W[I_WINNER][1] < 0 and stepped_wins_in_two(W, tb, at, mover, racts, info, scratch,
+                                                             cacts, ccnt, cidx, rw)
         restore_seen(W, 0, 1)
         if found:
             return True
