@@ -43,7 +43,7 @@ from torch import nn
 from ..nn import ResidualBlock
 from .config import HEADS
 
-__all__ = ["AZNet", "Evaluator", "shape_problem", "HEADS", "MAX_DISTANCE"]
+__all__ = ["AZNet", "Evaluator", "shape_problem", "HEADS", "MAX_DISTANCE", "TRUNK"]
 
 
 def shape_problem(shape: dict) -> str | None:
@@ -70,6 +70,11 @@ VALUE_MAPS = 16
 MAX_DISTANCE = 18
 """The longest move on the largest board (19x19): a sizeless head has a logit map for each
 distance up to it and reads the first N-1 on an NxN board."""
+
+
+TRUNK = ("stem", "blocks", "policy_conv", "pass_out")
+"""The modules whose weights mean the same under either head and on every board: a network of
+one head can hand them to one of the other (:mod:`.refit`)."""
 
 
 class AZNet(nn.Module):
@@ -137,7 +142,10 @@ class AZNet(nn.Module):
             file = sq[:, None, None] % n + D_FILE[None, :, None] * ks[None, None, :]
             on = (rank >= 0) & (rank < n) & (file >= 0) & (file < n)
             index = np.where(on, np.arange(4)[None, :, None] * n * n + rank * n + file, 4 * n * n)
-            self._targets[key] = th.as_tensor(index.reshape(-1), dtype=th.long, device=device)
+            # a plain tensor even when first asked for under inference mode (self-play's
+            # evaluator): autograd refuses an inference tensor in the learner's later steps
+            with th.inference_mode(False):
+                self._targets[key] = th.as_tensor(index.reshape(-1), dtype=th.long, device=device)
         return self._targets[key]
 
     def forward(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:

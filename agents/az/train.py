@@ -467,9 +467,10 @@ def train_az(config: dict, out_dir: str | os.PathLike | None = None, resume: str
 
         from .network import AZNet
 
-        with th.device("meta"):
-            init_weights(cfg, AZNet(engine_for(rules_of(cfg)).n, channels=cfg["channels"], blocks=cfg["blocks"],
-                                    value_hidden=cfg["value_hidden"], head=cfg["head"]))
+        with th.device("meta"):     # the shapes alone: nothing allocated
+            shapes = AZNet(engine_for(rules_of(cfg)).n, channels=cfg["channels"], blocks=cfg["blocks"],
+                           value_hidden=cfg["value_hidden"], head=cfg["head"])
+        init_weights(cfg, shapes)      # outside: the model it reads is a real one
     _check_window_memory(cfg)
     device = resolve_device(cfg["device"])
     th.set_num_threads(cfg["torch_threads"])
