@@ -1,4 +1,5 @@
-"""AlphaZero throughput per variant, with the network size of ``configs/az/<variant>.yaml``:
+"""AlphaZero throughput per variant, with the network size of ``configs/az/<variant>.yaml`` (or of
+any AZ config, ``--configs``):
 
 1. **network**: forward passes of a batch of ``games * leaves_per_tree`` positions (the batch of
    one search round), positions per second;
@@ -19,6 +20,7 @@ leaf, :mod:`agents.az.search`), to show what that evaluation costs beside the fo
     python benchmarks/bench_az.py --variants legacy_ard_ri --ray-workers 1 2 --write   # Ray scaling
     python benchmarks/bench_az.py --variants legacy_tawlbwrdd legacy_alea_evangelii --heads board sizeless
     python benchmarks/bench_az.py --variants legacy_tawlbwrdd --static-value-weights 0 0.5   # the leaf's cost
+    python benchmarks/bench_az.py --configs configs/az/legacy_alea_evangelii_sizeless.yaml     # a run's own config
 
 "Recorded pos/s" counts the positions of games that finished within the timed window (long games,
 as in Tablut, finish few in a short window). With ``--ray-workers``, self-play runs on that many
@@ -38,7 +40,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(variant: str, seconds: float, threads: int, head: str = "board", weight: float | None = None) -> dict:
+def run(config: Path, seconds: float, threads: int, head: str | None = None, weight: float | None = None) -> dict:
+    """The three measurements (module docstring) of the AZ config at ``config``, its network with
+    ``head`` (None: the config's own) and the leaf's static-value weight ``weight`` (None: the
+    config's own)."""
     import torch as th
 
     from agents.az.config import rules_of, validate_az_config
@@ -50,7 +55,8 @@ def run(variant: str, seconds: float, threads: int, head: str = "board", weight:
     from tafl_env.game import engine_for
 
     th.set_num_threads(threads)
-    cfg = validate_az_config(read_yaml_config(ROOT / "configs" / "az" / f"{variant}.yaml"))
+    cfg = validate_az_config(read_yaml_config(config), str(config))
+    variant, head = cfg["variant"], head or cfg["head"]
     if weight is not None:
         cfg = validate_az_config({**cfg, "static_value_weight": weight})
     engine = engine_for(rules_of(cfg))
@@ -137,11 +143,15 @@ def ray_scaling(variant: str, counts: list, seconds: float) -> list:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--variants", nargs="+", default=["legacy_ard_ri", "historical_tablut"])
+    p.add_argument("--variants", nargs="+", default=None,
+                   help="variants, each with configs/az/<variant>.yaml (default: legacy_ard_ri historical_tablut)")
+    p.add_argument("--configs", nargs="+", type=Path, default=[], metavar="PATH",
+                   help="AZ configs measured after the variants' own")
     p.add_argument("--seconds", type=float, default=15.0, help="timed self-play seconds per variant")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
-    p.add_argument("--heads", nargs="+", choices=["board", "sizeless"], default=["board"],
-                   help="the network heads to measure (agents/az/network.py), each with the config's sizes")
+    p.add_argument("--heads", nargs="+", choices=["board", "sizeless"], default=[None],
+                   help="the network heads to measure (agents/az/network.py), each with the config's sizes "
+                        "(default: the config's own)")
     p.add_argument("--static-value-weights", type=float, nargs="+", metavar="W",
                    help="the leaf's static-value weights to measure (agents/az/search.py; default: each "
                         "config's own)")
@@ -149,7 +159,14 @@ def main(argv=None) -> int:
     p.add_argument("--ray-workers", type=int, nargs="+", metavar="N",
                    help="measure self-play on N Ray actors instead (first variant only)")
     args = p.parse_args(argv)
+    if args.variants is None:
+        args.variants = [] if args.configs else ["legacy_ard_ri", "historical_tablut"]
+    configs = [ROOT / "configs" / "az" / f"{v}.yaml" for v in args.variants] + list(args.configs)
+    if not configs:
+        p.error("no variant and no config to measure")
     if args.ray_workers:
+        if not args.variants:
+            p.error("--ray-workers measures the first of --variants")
         rows = ray_scaling(args.variants[0], args.ray_workers, args.seconds)
         base = rows[0]["moves_per_s"]
         text = "\n".join(["| Ray self-play actors | moves/s | network evals/s | vs the first |", "|---:|---:|---:|---:|"]
@@ -165,10 +182,10 @@ def main(argv=None) -> int:
                                         "the machine is shared with other jobs: figures are lower bounds"))
         return 0
     rows = []
-    for v in args.variants:
+    for config in configs:
         for head in args.heads:
             for weight in args.static_value_weights or [None]:
-                r = run(v, args.seconds, args.threads, head, weight)
+                r = run(config, args.seconds, args.threads, head, weight)
                 rows.append(r)
                 print(r, flush=True)
     body = ["| variant | board | net (ch x blocks, head) | games | full sims | static value weight | network pos/s | "
@@ -186,7 +203,7 @@ def main(argv=None) -> int:
         sys.path.insert(0, str(ROOT))
         from tafl_env.bench import append_section, machine_info
 
-        big = all(v in ("legacy_tawlbwrdd", "legacy_berserk", "legacy_alea_evangelii") for v in args.variants)
+        big = all(r["variant"] in ("legacy_tawlbwrdd", "legacy_berserk", "legacy_alea_evangelii") for r in rows)
         topic = "AlphaZero self-play throughput, 11x11 and 19x19 (agents/az)" if big else \
             "AlphaZero self-play throughput (agents/az)"
         append_section(ROOT / "benchmarks" / "RESULTS.md", topic,

@@ -293,6 +293,29 @@ def test_every_config_trains_two_iterations(variant, tmp_path):
     assert make_agent(f"az:{tmp_path / 'final.pt'}:2").check_rules(make_rules(variant, max_turns=12)) is None
 
 
+def test_the_sizeless_alea_config_starts_from_its_committed_network(tmp_path):
+    """configs/az/legacy_alea_evangelii_sizeless.yaml starts from a sizeless network fitted to
+    Tawlbwrdd's run (agents/az/refit.py): the committed model loads into its 19x19 network; at tiny
+    sizes, started from a tiny sizeless network of Tawlbwrdd's board, it trains (self-play with the
+    sizeless head under inference mode, then the learner)."""
+    from agents.az.config import validate_az_config
+    from agents.az.train import _Run, train_az
+
+    path = ROOT / "configs" / "az" / "legacy_alea_evangelii_sizeless.yaml"
+    raw = read_yaml_config(path)
+    cfg = validate_az_config({**raw, "init_model": str(ROOT / raw["init_model"])}, str(path))
+    start, record = load_model(ROOT / raw["init_model"])
+    assert record["variant"] == "legacy_tawlbwrdd" and record["network"]["head"] == "sizeless"
+    assert record["notes"]["refit_from"] and record["search"] == {"static_value_weight": 0.5}
+    run = _Run(cfg, tmp_path / "full", "cpu", None)
+    assert run.net.n == 19 and all(torch.equal(run.net.state_dict()[k], v) for k, v in start.state_dict().items())
+    tiny = AZNet(11, channels=4, blocks=1, value_hidden=8, head="sizeless")
+    init = save_model(tmp_path / "tawlbwrdd.pt", tiny, make_rules("legacy_tawlbwrdd"))
+    summary = train_az(validate_az_config({**raw, **TINY, "init_model": str(init)}, str(path)),
+                       out_dir=tmp_path / "tiny", progress=False, final_eval=False)
+    assert summary["counters"]["iteration"] == 2 and summary["counters"]["learner_steps"] > 0
+
+
 @pytest.mark.slow   # two training runs
 def test_resume_continues_counters_and_window(tmp_path):
     from agents.az.train import train_az
