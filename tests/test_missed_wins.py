@@ -1,6 +1,6 @@
-"""tools/missed_wins.py on two games the shipped Tawlbwrdd agent lost to OpenTafl's AI (their records
-are kept beside its card): a move into the opponent's win in two is told apart from a position lost
-already by the moves that would have denied that win."""
+"""tools/missed_wins.py on two games the Tawlbwrdd agent of iteration 444 (shipped then) lost to
+OpenTafl's AI (their records are kept beside its card): a move into the opponent's win in two is
+told apart from a position lost already by the moves that would have denied that win."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GAMES = ROOT / "results" / "training" / "legacy_tawlbwrdd_az" / "shipped" / "opentafl_az64"
+GAMES = ROOT / "results" / "training" / "legacy_tawlbwrdd_az" / "run1_part4" / "shipped" / "opentafl_az64"
 
 
 def _tool():

@@ -7,6 +7,8 @@ move that wins at once."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -127,16 +129,16 @@ def test_the_az_agent_plays_a_win_in_two():
 
 # --- the other way round: no move into the opponent's win in two ------------------------------------
 
-# Legacy Tawlbwrdd, a game the shipped agent lost to OpenTafl's AI (its record is kept beside the
-# card): defenders to move at ply 148, where three of the king's four moves leave the attackers no win
-# in two and the agent, unguarded, played the fourth; at ply 152 none of its two moves does.
-OPENTAFL_GAME = "results/training/legacy_tawlbwrdd_az/shipped/opentafl_az64/game-005-ai-attackers.otg"
+# Legacy Tawlbwrdd, a game the agent of iteration 444 (shipped then) lost to OpenTafl's AI (its record
+# is kept beside the card, the network beside its part): defenders to move at ply 148, where three of
+# the king's four moves leave the attackers no win in two and the agent, unguarded, played the fourth;
+# at ply 152 none of its two moves does.
+OPENTAFL_GAME = "results/training/legacy_tawlbwrdd_az/run1_part4/shipped/opentafl_az64/game-005-ai-attackers.otg"
+ITERATION_444 = "results/training/legacy_tawlbwrdd_az/run1_part4/model.pt"
 
 
 def _replayed(plies: int) -> Game:
     """The record's game after ``plies`` plies, its history included (repetitions count)."""
-    from pathlib import Path
-
     from tafl_env.opentafl import read_otg
 
     record = read_otg((Path(__file__).resolve().parent.parent / OPENTAFL_GAME).read_text(encoding="utf-8"))
@@ -162,10 +164,11 @@ def test_the_az_agent_denies_the_opponent_a_win_in_two():
     game = _replayed(147)
     denying = {str(m) for m in game.legal_moves() if not _leaves_a_win(game, m)}
     assert len(denying) == 3 and len(game.legal_moves()) == 4
-    guarded = AZAgent("legacy_tawlbwrdd", simulations=64)
+    network = str(Path(__file__).resolve().parent.parent / ITERATION_444)
+    guarded = AZAgent(network, simulations=64)
     assert str(game.copy().push(int(guarded.act(game.engine, game.state)[0]))) in denying
     # the search alone plays the move the record holds, the fourth: the guard is what changed it
-    unguarded = AZAgent("legacy_tawlbwrdd", simulations=64, wins_in_two=False)
+    unguarded = AZAgent(network, simulations=64, wins_in_two=False)
     assert str(game.copy().push(int(unguarded.act(game.engine, game.state)[0]))) == "g10-i10"
 
 
