@@ -363,3 +363,18 @@ def read_replay(path: str | os.PathLike, obs_shape: tuple, num_actions: int, max
     if p and (np.abs(d["values"]).max() > 1 or d["targets"].min() < 0):
         raise CheckpointError(f"{path}: replay values outside [-1, 1] or negative policy targets")
     return d
+
+
+def read_window(checkpoint: str | os.PathLike, board: int, num_actions: int) -> dict | None:
+    """The replay window a training checkpoint folder keeps, as
+    :meth:`~agents.az.replay.ReplayWindow.state_dict` arrays, checked (:func:`read_replay` for a
+    run's ``replay.npz``, :func:`read_compact_replay` for a hand-off's ``window.npz``); None when
+    it keeps neither (only a run's newest checkpoint keeps its window)."""
+    from .config import MAX_MEMORY_BYTES
+
+    ck = Path(checkpoint)
+    if (ck / "replay.npz").is_file():
+        return read_replay(ck / "replay.npz", (board, board, 14), num_actions, MAX_MEMORY_BYTES)
+    if (ck / "window.npz").is_file():
+        return read_compact_replay(ck / "window.npz", board, num_actions, MAX_MEMORY_BYTES)
+    return None

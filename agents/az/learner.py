@@ -23,7 +23,7 @@ from .network import AZNet
 from .replay import ReplayWindow, decode_planes
 from .symmetry import Symmetry
 
-__all__ = ["Learner", "DivergedError", "network_problem"]
+__all__ = ["Learner", "DivergedError", "network_problem", "loss_terms"]
 
 
 class DivergedError(ConfigError):
@@ -48,6 +48,20 @@ def network_problem(net: AZNet, probe: th.Tensor) -> str | None:
     if not (bool(th.isfinite(logits).all()) and bool(th.isfinite(value).all())):
         return "its outputs are nan or inf"
     return None
+
+
+def loss_terms(logits: th.Tensor, value: th.Tensor, actions: th.Tensor, targets: th.Tensor,
+               values: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+    """Per position: the cross-entropy of the policy ``targets`` (over the stored legal
+    ``actions``, -1 padded) against the softmax of ``logits`` over those actions, the targets'
+    own entropy (cross-entropy minus entropy is the policy's KL to them) and the value's squared
+    error against ``values``: the loss of the module docstring, before its means."""
+    legal = actions >= 0
+    picked = logits.gather(1, actions.clamp(min=0)).masked_fill(~legal, -1e9)
+    logp = th.log_softmax(picked, dim=1).masked_fill(~legal, 0.0)
+    cross_entropy = -(targets * logp).sum(1)
+    entropy = -(targets * th.log(targets.clamp(min=1e-12))).sum(1)
+    return cross_entropy, entropy, (value - values) ** 2
 
 
 class Learner:
@@ -90,11 +104,9 @@ class Learner:
         z = th.from_numpy(values).to(dev)
         self.net.train()
         logits, v = self.net(obs)
-        legal = acts >= 0
-        picked = logits.gather(1, acts.clamp(min=0)).masked_fill(~legal, -1e9)
-        logp = th.log_softmax(picked, dim=1).masked_fill(~legal, 0.0)
-        policy_loss = -(tgt * logp).sum(1).mean()
-        value_loss = ((v - z) ** 2).mean()
+        cross_entropy, entropy, squared = loss_terms(logits, v, acts, tgt, z)
+        policy_loss = cross_entropy.mean()
+        value_loss = squared.mean()
         loss = policy_loss + self.value_weight * value_loss
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -107,7 +119,5 @@ class Learner:
             raise DivergedError(f"the gradient norm is {norm.item()} at learner step {self.steps + 1}")
         self.optimizer.step()
         self.steps += 1
-        with th.no_grad():
-            target_entropy = -(tgt * th.log(tgt.clamp(min=1e-12))).sum(1).mean()
         return {"loss": loss.item(), "policy_loss": policy_loss.item(), "value_loss": value_loss.item(),
-                "policy_kl": (policy_loss - target_entropy).item()}
+                "policy_kl": (policy_loss - entropy.mean()).item()}

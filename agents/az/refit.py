@@ -32,25 +32,13 @@ import numpy as np
 __all__ = ["refit", "holdout_losses", "main"]
 
 
-def _window_arrays(ck: Path, n: int, num_actions: int) -> dict:
-    """The window of checkpoint ``ck`` (a run's ``replay.npz`` or a hand-off's ``window.npz``) as
-    :meth:`~.replay.ReplayWindow.state_dict` arrays, oldest first."""
-    from .checkpoint import CheckpointError, read_compact_replay, read_replay
-    from .config import MAX_MEMORY_BYTES
-
-    if (ck / "replay.npz").is_file():
-        return read_replay(ck / "replay.npz", (n, n, 14), num_actions, MAX_MEMORY_BYTES)
-    if (ck / "window.npz").is_file():
-        return read_compact_replay(ck / "window.npz", n, num_actions, MAX_MEMORY_BYTES)
-    raise CheckpointError(f"{ck} holds no replay window (replay.npz, or a hand-off's window.npz): "
-                          "only a run's newest checkpoint keeps one")
-
-
 def holdout_losses(net, arrays: dict, batch: int = 512) -> dict:
     """The policy's KL to the targets and the value's squared error of ``net`` on ``arrays``
-    (positions as the window stores them; no symmetry applied), means over the positions."""
+    (positions as the window stores them; no symmetry applied), means over the positions: the
+    learner's own terms (:func:`~.learner.loss_terms`)."""
     import torch as th
 
+    from .learner import loss_terms
     from .replay import decode_planes
 
     kl = sq = 0.0
@@ -61,14 +49,11 @@ def holdout_losses(net, arrays: dict, batch: int = 512) -> dict:
         for lo in range(0, p, batch):
             hi = min(p, lo + batch)
             logits, v = net(th.from_numpy(decode_planes(arrays["obs"][lo:hi])))
-            acts = th.from_numpy(arrays["actions"][lo:hi].astype(np.int64))
-            tgt = th.from_numpy(arrays["targets"][lo:hi])
-            legal = acts >= 0
-            picked = logits.gather(1, acts.clamp(min=0)).masked_fill(~legal, -1e9)
-            logp = th.log_softmax(picked, dim=1).masked_fill(~legal, 0.0)
-            entropy = -(tgt * th.log(tgt.clamp(min=1e-12))).sum(1)
-            kl += float((-(tgt * logp).sum(1) - entropy).sum())
-            sq += float(((v - th.from_numpy(arrays["values"][lo:hi])) ** 2).sum())
+            cross_entropy, entropy, squared = loss_terms(
+                logits, v, th.from_numpy(arrays["actions"][lo:hi].astype(np.int64)),
+                th.from_numpy(arrays["targets"][lo:hi]), th.from_numpy(arrays["values"][lo:hi]))
+            kl += float((cross_entropy - entropy).sum())
+            sq += float(squared.sum())
     net.train(was_training)
     return {"policy_kl": round(kl / p, 4), "value_mse": round(sq / p, 4)}
 
@@ -85,7 +70,7 @@ def refit(checkpoint: str | Path, out: str | Path, head: str = "sizeless", steps
     from tafl_env.rules import make_rules
 
     from ..model_rules import rules_mismatch
-    from .checkpoint import CheckpointError, load_model, save_model
+    from .checkpoint import CheckpointError, load_model, read_window, save_model
     from .learner import Learner
     from .network import HEADS, TRUNK, AZNet
     from .replay import ReplayWindow
@@ -113,7 +98,10 @@ def refit(checkpoint: str | Path, out: str | Path, head: str = "sizeless", steps
     if problem:
         raise CheckpointError(f"{ck} holds a network of {problem}: refit reads networks of a variant's own rules")
     engine = engine_for(rules)
-    arrays = _window_arrays(ck, engine.n, engine.num_actions)
+    arrays = read_window(ck, engine.n, engine.num_actions)
+    if arrays is None:
+        raise CheckpointError(f"{ck} holds no replay window (replay.npz, or a hand-off's window.npz): "
+                              "only a run's newest checkpoint keeps one")
     p = len(arrays["values"])
     held = max(1, int(round(p * holdout)))
     if p - held < batch:

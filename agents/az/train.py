@@ -196,9 +196,7 @@ class _Run:
     def _resume(self, resume: Path) -> None:
         """Load the checkpoint ``resume``; each file is checked as it is read and a bad one is a
         :class:`~.checkpoint.CheckpointError` naming it (module docstring of :mod:`.checkpoint`)."""
-        from .checkpoint import (CheckpointError, load_model, load_optimizer_state, read_compact_replay,
-                                 read_json, read_replay)
-        from .config import MAX_MEMORY_BYTES
+        from .checkpoint import CheckpointError, load_model, load_optimizer_state, read_json, read_window
         from .replay import ReplayWindow
 
         net, record = load_model(resume, self.device)
@@ -208,14 +206,9 @@ class _Run:
                                   f"{self.net.shape()}")
         trainer = _read_trainer(resume / "trainer.json")
         self._check_pool(trainer["pool"], resume / "trainer.json")
-        replay, compact = resume / "replay.npz", resume / "window.npz"
         window = None
-        n = self.engine.n
-        if replay.is_file():
-            arrays = read_replay(replay, (n, n, 14), self.engine.num_actions, MAX_MEMORY_BYTES)
-            window = ReplayWindow.from_state_dict(arrays, self.cfg["replay_window"])
-        elif compact.is_file():     # a hand-off (:mod:`.handoff`)
-            arrays = read_compact_replay(compact, n, self.engine.num_actions, MAX_MEMORY_BYTES)
+        arrays = read_window(resume, self.engine.n, self.engine.num_actions)   # a run's, or a hand-off's
+        if arrays is not None:
             window = ReplayWindow.from_state_dict(arrays, self.cfg["replay_window"])
         else:     # an older checkpoint: only the newest keeps its window
             import warnings
