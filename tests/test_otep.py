@@ -291,7 +291,8 @@ def test_tafl_play_against_an_engine(monkeypatch, capsys):
 @needs_opentafl
 def test_a_match_against_opentafls_ai(tmp_path):
     """Two short games of Historisches Tablut (OpenTafl's referee and AI on each side, 1 s a move)
-    against ``tafl otep --agent greedy``: no move refused, no protocol error, every move legal here."""
+    against ``tafl otep --agent greedy``: no move refused, no protocol error, every move legal here, and
+    the same result here unless the game ended by a repetition that RULES.md §10 says the two judge apart."""
     home = opentafl_home()
     for side in ("attackers", "defenders"):
         log = tmp_path / f"engine-{side}.log"
@@ -307,11 +308,17 @@ def test_a_match_against_opentafls_ai(tmp_path):
         assert "error" not in transcript and "# " not in transcript, transcript[-2000:]
         moves = next(line for line in lines if line.startswith("MOVES ")).split()[1:]
         game = Game("historical_tablut", max_turns=None)
+        last_mover = None
         for token in moves:
             if not token.endswith("."):
+                last_mover = game.to_move
                 game.push(token)
         if not result.startswith("RESULT unfinished"):
-            assert game.result == result.split()[1].rstrip("s")
+            theirs = result.split()[1].rstrip("s")
+            if game.result != theirs:
+                # RULES.md §10: OpenTafl gives a third occurrence to the player whose move made it,
+                # §3.9 to the opponent of the player who started the repeating run
+                assert game.reason == "repetition" and theirs == last_mover, (result, game.result, game.reason)
 
 
 @needs_opentafl
