@@ -29,7 +29,9 @@ is one position on every board size.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 # The compile notice (tafl_env/engine/compile_notice.py) goes to stderr; tests that check a
@@ -136,3 +138,18 @@ def diagram_position(diagram: str, n: int | None = None, *, partial: bool = Fals
     if n is None:
         n = len(_rows(diagram))
     return pieces_position(pieces, n)
+
+
+def load_script(relative: str):
+    """A script of the repository (``benchmarks/…py``, ``tools/…py``: folders that are no package) as
+    a module, loaded as running it would: registered under its name before it runs (its dataclasses
+    look their module up there) and with its folder on the path (it imports its neighbours by name;
+    appended, so that nothing installed is shadowed)."""
+    path = Path(__file__).resolve().parents[1] / relative
+    if str(path.parent) not in sys.path:
+        sys.path.append(str(path.parent))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

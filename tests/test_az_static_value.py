@@ -22,6 +22,7 @@ from agents.az.search import BatchedSearch, SearchSettings  # noqa: E402
 from agents.base import AgentSpecError  # noqa: E402
 from agents.greedy.agent import GreedyAgent  # noqa: E402
 from agents.schema import ConfigError  # noqa: E402
+from conftest import load_script  # noqa: E402
 from test_agents import random_positions  # noqa: E402
 
 NETWORK_VALUE = 0.3
@@ -126,13 +127,7 @@ def test_a_bad_recorded_search_is_refused_naming_the_record(tmp_path, search, me
 
 
 def test_the_probe_tool_plays_each_weight_from_both_sides(tmp_path, capsys):
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location(
-        "az_static_probe", Path(__file__).resolve().parent.parent / "tools" / "az_static_probe.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_script("tools/az_static_probe.py")
     model = save_model(tmp_path / "m.pt", AZNet(7, channels=4, blocks=1), make_rules("legacy_ard_ri"))
     out = tmp_path / "probe.json"
     assert tool.main(["--model", str(model), "--variant", "legacy_ard_ri", "--weights", "0", "1",

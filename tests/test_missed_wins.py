@@ -4,19 +4,17 @@ told apart from a position lost already by the moves that would have denied that
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
+
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ROOT / "results" / "training" / "legacy_tawlbwrdd_az" / "run1_part4" / "shipped" / "opentafl_az64"
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("missed_wins", ROOT / "tools" / "missed_wins.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("tools/missed_wins.py")
 
 
 def _report(capsys, *argv) -> list[dict]:

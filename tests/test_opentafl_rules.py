@@ -6,35 +6,29 @@ agrees move by move with this one, and it reads the records written here."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import random
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import load_script
 from tafl_env import EXTRA_VARIANTS, VARIANTS, Game, make_rules
 from tafl_env.notation import square_name
 from tafl_env.opentafl import (OPENTAFL_DEFAULTS, UnsupportedRulesError, parse_rules_string, read_otg,
                                rules_string, write_otg)
 from tafl_env.rules import RuleSet
 
-ROOT = Path(__file__).resolve().parents[1]
 ALL = VARIANTS + EXTRA_VARIANTS
 TABLUT = "/3ttt3/4t4/4T4/t3T3t/ttTTKTTtt/t3T3t/4T4/4t4/3ttt3/"
 FETLAR = "/3ttttt3/5t5/11/t4T4t/t3TTT3t/tt1TTKTT1tt/t3TTT3t/t4T4t/11/5t5/3ttttt3/"
 
 
 def _agreement_benchmark():
-    """benchmarks/opentafl_agreement.py as a module (benchmarks/ is no package)."""
-    spec = importlib.util.spec_from_file_location("opentafl_agreement", ROOT / "benchmarks" / "opentafl_agreement.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module             # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    """benchmarks/opentafl_agreement.py as a module."""
+    return load_script("benchmarks/opentafl_agreement.py")
 
 
 opentafl_home = _agreement_benchmark().opentafl_home

@@ -25,6 +25,7 @@ from tafl_env import Game, make_rules
 from tafl_env.notation import parse_square
 from tafl_env.opentafl import rules_string
 
+from conftest import load_script
 from test_opentafl_rules import needs_opentafl, opentafl_home
 
 ENGINE = f"{sys.executable} -m tafl_env otep"
@@ -290,35 +291,23 @@ def test_tafl_play_against_an_engine(monkeypatch, capsys):
 @pytest.mark.slow   # two games against OpenTafl's AI at a second a move
 @needs_opentafl
 def test_a_match_against_opentafls_ai(tmp_path):
-    """Two short games of Historisches Tablut (OpenTafl's referee and AI on each side, 1 s a move)
-    against ``tafl otep --agent greedy``: no move refused, no protocol error, every move legal here, and
-    the same result here unless the game ended by a repetition that RULES.md §10 says the two judge apart."""
+    """Two games of Historisches Tablut (OpenTafl's referee and AI on each side, 1 s a move) against
+    ``tafl otep --agent greedy``, judged as benchmarks/opentafl_matches.py judges its games: no move
+    refused, no protocol error or warning, every move legal here, and the same result here but for
+    the differences RULES.md §10 documents."""
+    bench = load_script("benchmarks/opentafl_matches.py")
     home = opentafl_home()
     for side in ("attackers", "defenders"):
         log = tmp_path / f"engine-{side}.log"
         out = subprocess.run([str(home / "match.sh"), "--cmd", f"{ENGINE} --agent greedy --log {log}",
-                              "--rules", TABLUT, "--ai-side", side, "--think", "1", "--max-plies", "200",
+                              "--rules", TABLUT, "--ai-side", side, "--think", "1",
+                              "--max-plies", str(bench.ply_limit("historical_tablut")[1]),
                               "--out", str(tmp_path / f"{side}.otg")],
                              capture_output=True, text=True, timeout=400, cwd=tmp_path,
                              env={**__import__("os").environ, "OPENTAFL_WORK": str(tmp_path / side)})
-        lines = out.stdout.splitlines()
-        result = next(line for line in lines if line.startswith("RESULT "))
-        assert "rejected move" not in out.stdout and "modal:" not in out.stdout, out.stdout[-2000:]
-        transcript = log.read_text()
-        assert "error" not in transcript and "# " not in transcript, transcript[-2000:]
-        moves = next(line for line in lines if line.startswith("MOVES ")).split()[1:]
-        game = Game("historical_tablut", max_turns=None)
-        last_mover = None
-        for token in moves:
-            if not token.endswith("."):
-                last_mover = game.to_move
-                game.push(token)
-        if not result.startswith("RESULT unfinished"):
-            theirs = result.split()[1].rstrip("s")
-            if game.result != theirs:
-                # RULES.md §10: OpenTafl gives a third occurrence to the player whose move made it,
-                # §3.9 to the opponent of the player who started the repeating run
-                assert game.reason == "repetition" and theirs == last_mover, (result, game.result, game.reason)
+        report = bench.GameReport(0, side)
+        bench.judge(report, [(0.0, None, line) for line in out.stdout.splitlines()], log, "historical_tablut")
+        assert report.errors == [], (report.errors, out.stdout[-2000:])
 
 
 @needs_opentafl
@@ -333,22 +322,11 @@ def test_a_third_party_engine_as_an_agent(tmp_path):
     assert all(row["result"] for row in rows) and agent.protocol_errors == []
 
 
-def _benchmark(name: str):
-    """A script of benchmarks/ as a module (benchmarks/ is no package)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_opentafl_ai_rated_on_the_anchors(tmp_path, capsys):
     """benchmarks/opentafl_ai_rating.py fits the AI from match files: scoring 3/4 against the
     mcts:1000 anchor puts it above that anchor, all losses against it below; a non-anchor opponent
     needs --rated."""
-    bench = _benchmark("opentafl_ai_rating")
+    bench = load_script("benchmarks/opentafl_ai_rating.py")
 
     def match(path, agent, ai_wins):
         results = [{"ai_side": "attackers" if i % 2 == 0 else "defenders",
