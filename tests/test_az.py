@@ -573,18 +573,31 @@ def test_warm_start_and_sparring_specs_are_checked_before_anything_is_written(tm
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
-def test_shipped_model_by_variant_id():
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_shipped_model_by_variant_id(variant):
+    """Every variant ships an AZ model; ``az:<variant>`` and ``azpolicy:<variant>`` play it on its
+    own board, and it refuses another variant's rules."""
     from agents.az.agent import shipped_model
 
-    assert shipped_model("legacy_ard_ri") is not None
-    az = make_agent("az:legacy_ard_ri:4", seed=0)
-    raw = make_agent("azpolicy:legacy_ard_ri", seed=0)
-    res = play_games("legacy_ard_ri", az, raw, 2, seed=0, max_turns=6)
+    assert shipped_model(variant) is not None
+    az = make_agent(f"az:{variant}:4", seed=0)
+    raw = make_agent(f"azpolicy:{variant}", seed=0)
+    assert az.check_rules(make_rules(variant)) is None
+    other = next(v for v in VARIANTS if v != variant)
+    with pytest.raises(AgentSpecError):
+        az.check_rules(make_rules(other))
+    res = play_games(variant, az, raw, 2, seed=0, max_turns=6)
     assert len(res) == 2
-    missing = [v for v in VARIANTS if shipped_model(v) is None]
-    if missing:
-        with pytest.raises(AgentSpecError, match="no AZ model is shipped"):
-            make_agent(f"az:{missing[0]}")
+
+
+def test_a_variant_without_a_shipped_model_says_which_have_one(tmp_path, monkeypatch):
+    """A package folder holding only Ard Ri's model stands in for a variant not shipped yet."""
+    from agents.az import agent as az_agent
+
+    (tmp_path / "legacy_ard_ri_az.pt").write_bytes(b"")
+    monkeypatch.setattr(az_agent, "PRETRAINED", tmp_path)
+    with pytest.raises(AgentSpecError, match=r"no AZ model is shipped for legacy_berserk \(shipped: legacy_ard_ri\)"):
+        make_agent("az:legacy_berserk")
 
 
 def test_a_time_budget_gives_each_searching_game_its_seconds(monkeypatch):
